@@ -1,0 +1,64 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Key identifies one stored object.
+type Key struct {
+	Resource  string // plural lower-case resource name, e.g. "pods"
+	Namespace string // empty for cluster-scoped resources
+	Name      string
+}
+
+// Op is the kind of change a Command makes.
+type Op uint8
+
+// The three operations of the apply path.
+const (
+	OpCreate Op = iota + 1
+	OpUpdate
+	OpDelete
+)
+
+// Command is one change in a transaction. Commands are plain values so that a later
+// replication layer can ship them through a Raft log and apply them deterministically.
+type Command struct {
+	Op  Op
+	Key Key
+	// Object is the new state for OpCreate and OpUpdate; the store takes ownership
+	// and sets metadata.resourceVersion to the transaction's revision.
+	Object runtime.Object
+	// ResourceVersion, when non-zero, must equal the stored object's revision.
+	ResourceVersion int64
+	// UID, when non-empty, must equal the stored object's uid.
+	UID types.UID
+}
+
+// EventType is the kind of change a watch event reports.
+type EventType string
+
+// Event types, spelled as on the Kubernetes watch wire.
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+)
+
+// Sentinel errors; wrapped errors carry the key.
+var (
+	ErrNotFound      = errors.New("persistence: not found")
+	ErrAlreadyExists = errors.New("persistence: already exists")
+	ErrConflict      = errors.New("persistence: conflict")
+	ErrCompacted     = errors.New("persistence: revision compacted")
+	ErrClosed        = errors.New("persistence: store closed")
+)
+
+// Compile-time reminder of the contract used by the rest of the system.
+var _ interface {
+	Apply(ctx context.Context, cmds ...Command) (int64, []runtime.Object, error)
+} = (*Store)(nil)
