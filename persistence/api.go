@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -56,9 +57,48 @@ var (
 	ErrConflict      = errors.New("persistence: conflict")
 	ErrCompacted     = errors.New("persistence: revision compacted")
 	ErrClosed        = errors.New("persistence: store closed")
+	// ErrInvalid reports a malformed command (bad key, missing object, name mismatch).
+	ErrInvalid = errors.New("persistence: invalid command")
 )
+
+// Item is one stored object at one revision. Object is shared and must never be
+// mutated: DeepCopyObject it first.
+type Item struct {
+	Key      Key
+	Revision int64
+	Object   runtime.Object
+
+	uid  types.UID
+	once sync.Once
+	json []byte // the stored encoding; set by the store, or lazily by JSON
+}
+
+// JSON returns the object's JSON encoding (with resourceVersion), computed once.
+// For items made by the store it is the stored bytes themselves, so it costs nothing.
+// The returned slice is shared and must not be modified.
+func (it *Item) JSON() []byte {
+	it.once.Do(func() {
+		if it.json == nil && it.Object != nil {
+			it.json, _ = marshalJSON(it.Object)
+		}
+	})
+	return it.json
+}
+
+// Event is one change, in revision order. For Deleted, Item is the last state with
+// Revision (and resourceVersion) set to the deletion's revision.
+type Event struct {
+	Type EventType
+	Item *Item
+}
 
 // Compile-time reminder of the contract used by the rest of the system.
 var _ interface {
 	Apply(ctx context.Context, cmds ...Command) (int64, []runtime.Object, error)
+	Get(key Key) (*Item, error)
+	Snapshot(resource string) *Snapshot
+	SnapshotAt(resource string, rev int64) (*Snapshot, error)
+	Watch(ctx context.Context, resource, namespace string, from int64) (*Watcher, error)
+	Revision() int64
+	Close() error
 } = (*Store)(nil)

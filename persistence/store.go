@@ -2,12 +2,24 @@ package persistence
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
+	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
+	"github.com/google/btree"
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 )
 
-// CONTRACT STUB: the persistence implementation replaces the bodies below; the
-// exported names and signatures are what actors/ and gateway/ build against.
+// DefaultChangeLogWindow is the number of revisions the change log keeps by default.
+const DefaultChangeLogWindow = 100000
 
 // Options configure a Store.
 type Options struct {
@@ -16,82 +28,367 @@ type Options struct {
 	ChangeLogWindow int64  // revisions kept in the change log for watches; 0 means the default (100000)
 	// NewObject returns an empty object of the resource's Go type (e.g. &corev1.Pod{} for "pods");
 	// the store uses it to decode what it reads back at start.
-	NewObject func(resource string) (runtime.Object, error)
+	NewObject func(resource string) (kruntime.Object, error)
+
+	fs vfs.FS // tests: the filesystem to open Dir on (strict or fault-injecting)
 }
 
-// Store is the durable, revisioned object store.
-type Store struct{}
+// Store is the durable, revisioned object store. One committer goroutine applies
+// every transaction (group commit: one Pebble batch and one fsync for all the
+// transactions queued meanwhile), then publishes them to the in-memory state that
+// serves reads, snapshots and watches.
+type Store struct {
+	db          *pebble.DB
+	newObject   func(string) (kruntime.Object, error)
+	window      int64
+	compactStep int64
+	log         logrus.FieldLogger
 
-// Item is one stored object at one revision. Object is shared and must never be
-// mutated: DeepCopyObject it first.
-type Item struct {
-	Key      Key
-	Revision int64
-	Object   runtime.Object
+	queue   chan *request
+	stopped chan struct{}
+
+	closeMu sync.RWMutex // guards closed against Apply sending on queue
+	closed  bool
+
+	// Owned by the committer goroutine.
+	overlay map[Key]*Item // effects of the group being committed; nil item = deleted
+	failed  error         // a failed commit leaves the disk state unknown: refuse writes
+
+	rev atomic.Int64 // last published revision
+
+	mu         sync.RWMutex // guards what follows; the committer writes under it
+	latest     map[Key]*Item
+	trees      map[string]*btree.BTreeG[*Item]
+	modRev     map[string]int64 // per resource: revision of its last change
+	compactRev int64            // change-log entries with revision <= compactRev are gone
+	modFloor   int64            // modRev is exact only for changes after this revision
+	ring       ring
+	notify     chan struct{} // closed and replaced on every publish
+	shut       bool
+	snaps      snapshotCache
 }
-
-// JSON returns the object's JSON encoding (with resourceVersion), computed once.
-func (it *Item) JSON() []byte { panic("unimplemented") }
-
-// Event is one change, in revision order. For Deleted, Item is the last state with
-// Revision (and resourceVersion) set to the deletion's revision.
-type Event struct {
-	Type EventType
-	Item *Item
-}
-
-// Snapshot is an immutable view of one resource at one revision.
-type Snapshot struct{}
 
 // Open opens (or creates) a store and loads its state.
-func Open(opts Options) (*Store, error) { panic("unimplemented") }
+func Open(opts Options) (*Store, error) {
+	window := opts.ChangeLogWindow
+	if window <= 0 {
+		window = DefaultChangeLogWindow
+	}
+	fs, dir := opts.fs, opts.Dir
+	if fs == nil {
+		fs = vfs.Default
+		if opts.InMemory {
+			fs, dir = vfs.NewMem(), "store"
+		}
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("open store: %w: Options.Dir is empty", ErrInvalid)
+	}
+	if err := makeDurableDir(fs, dir); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	log := logrus.WithField("component", "persistence")
+	db, err := pebble.Open(dir, &pebble.Options{
+		FS:           fs,
+		MemTableSize: 64 << 20,
+		Logger:       pebbleLogger{log},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	s := &Store{
+		db:          db,
+		newObject:   opts.NewObject,
+		window:      window,
+		compactStep: max(1, window/64),
+		log:         log,
+		queue:       make(chan *request, 4096),
+		stopped:     make(chan struct{}),
+		overlay:     make(map[Key]*Item),
+		latest:      make(map[Key]*Item),
+		trees:       make(map[string]*btree.BTreeG[*Item]),
+		modRev:      make(map[string]int64),
+		notify:      make(chan struct{}),
+	}
+	if err := s.load(); err != nil {
+		return nil, errors.Join(fmt.Errorf("open store %s: %w", dir, err), db.Close())
+	}
+	go s.run()
+	return s, nil
+}
 
-// Close flushes and closes the store.
-func (s *Store) Close() error { panic("unimplemented") }
+// Close stops the committer after it has committed what was queued, wakes every
+// watcher (their Next returns ErrClosed) and closes Pebble. Reads keep working on
+// the last state.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	if s.closed {
+		s.closeMu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.queue)
+	s.closeMu.Unlock()
+	<-s.stopped
+
+	s.mu.Lock()
+	s.shut = true
+	close(s.notify)
+	s.mu.Unlock()
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close store: %w", err)
+	}
+	return nil
+}
 
 // Revision is the last committed revision.
-func (s *Store) Revision() int64 { panic("unimplemented") }
+func (s *Store) Revision() int64 { return s.rev.Load() }
 
 // Apply commits the commands atomically as one transaction with one new revision,
 // and returns only once it is durable (fsync, shared with concurrent callers).
-// It returns the revision and, per command, the stored object (nil for deletes).
-// Errors wrap ErrNotFound, ErrAlreadyExists or ErrConflict and change nothing.
-func (s *Store) Apply(ctx context.Context, cmds ...Command) (int64, []runtime.Object, error) {
-	panic("unimplemented")
+// It returns the revision and, per command, the stored object (nil for deletes):
+// that object is now shared by the store's cache and must not be mutated.
+// Errors wrap ErrNotFound, ErrAlreadyExists, ErrConflict or ErrInvalid and change
+// nothing. ctx bounds only the wait for a place in the queue: once queued, the
+// transaction's outcome is always returned, never an ambiguous timeout.
+func (s *Store) Apply(ctx context.Context, cmds ...Command) (int64, []kruntime.Object, error) {
+	if len(cmds) == 0 {
+		return 0, nil, fmt.Errorf("apply: %w: empty transaction", ErrInvalid)
+	}
+	r := &request{
+		cmds: cmds,
+		enc:  make([]encoded, len(cmds)),
+		uids: make([]types.UID, len(cmds)),
+		done: make(chan result, 1),
+	}
+	for i, c := range cmds {
+		if c.Op != OpCreate && c.Op != OpUpdate {
+			continue
+		}
+		if c.Object == nil {
+			return 0, nil, fmt.Errorf("%s %s: %w: no object", opName(c.Op), keyString(c.Key), ErrInvalid)
+		}
+		acc, err := meta.Accessor(c.Object)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%s %s: %w: %w", opName(c.Op), keyString(c.Key), ErrInvalid, err)
+		}
+		if acc.GetName() != c.Key.Name || acc.GetNamespace() != c.Key.Namespace {
+			return 0, nil, fmt.Errorf("%s %s: %w: object is %s/%s", opName(c.Op), keyString(c.Key),
+				ErrInvalid, acc.GetNamespace(), acc.GetName())
+		}
+		r.uids[i] = acc.GetUID()
+		if r.enc[i], err = preEncode(c.Object); err != nil {
+			return 0, nil, fmt.Errorf("%s %s: %w", opName(c.Op), keyString(c.Key), err)
+		}
+	}
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		return 0, nil, fmt.Errorf("apply: %w", ErrClosed)
+	}
+	select {
+	case s.queue <- r:
+		s.closeMu.RUnlock()
+	case <-ctx.Done():
+		s.closeMu.RUnlock()
+		return 0, nil, fmt.Errorf("apply: %w", ctx.Err())
+	}
+	res := <-r.done
+	return res.rev, res.objs, res.err
 }
 
 // Get returns the current item for key, or an error wrapping ErrNotFound.
-func (s *Store) Get(key Key) (*Item, error) { panic("unimplemented") }
-
-// Snapshot returns the current state of one resource.
-func (s *Store) Snapshot(resource string) *Snapshot { panic("unimplemented") }
-
-// SnapshotAt returns the state of one resource at an earlier revision, if still
-// retained (for list continuation); otherwise an error wrapping ErrCompacted.
-func (s *Store) SnapshotAt(resource string, rev int64) (*Snapshot, error) { panic("unimplemented") }
-
-// Revision of the snapshot.
-func (sn *Snapshot) Revision() int64 { panic("unimplemented") }
-
-// Len is the number of items in the snapshot.
-func (sn *Snapshot) Len() int { panic("unimplemented") }
-
-// Ascend calls fn for each item in (namespace, name) order, restricted to namespace
-// when it is not empty, starting after the "namespace/name" position after (exclusive;
-// empty means from the start), until fn returns false.
-func (sn *Snapshot) Ascend(namespace, after string, fn func(*Item) bool) { panic("unimplemented") }
-
-// Watcher delivers the events of one resource after a revision.
-type Watcher struct{}
-
-// Watch returns a watcher for events of resource (in namespace, or all when empty)
-// with revision greater than from. It fails with ErrCompacted when from is older
-// than the change log keeps.
-func (s *Store) Watch(ctx context.Context, resource, namespace string, from int64) (*Watcher, error) {
-	panic("unimplemented")
+func (s *Store) Get(key Key) (*Item, error) {
+	s.mu.RLock()
+	it := s.latest[key]
+	s.mu.RUnlock()
+	if it == nil {
+		return nil, fmt.Errorf("get %s: %w", keyString(key), ErrNotFound)
+	}
+	return it, nil
 }
 
-// Next blocks until at least one event is available and returns all that are, in
-// revision order. It returns ctx.Err() when ctx ends, and ErrCompacted when the
-// watcher fell behind the change log window.
-func (w *Watcher) Next(ctx context.Context) ([]Event, error) { panic("unimplemented") }
+// load reads the revision counters, the objects and the change log.
+func (s *Store) load() error {
+	rev, err := s.getRev(revKey)
+	if err != nil {
+		return err
+	}
+	compact, err := s.getRev(compactRevKey)
+	if err != nil {
+		return err
+	}
+	s.rev.Store(rev)
+	s.compactRev = compact
+	s.modFloor = compact
+
+	var objs []*Item // JSON read, Object decoded below in parallel
+	err = s.scan(objPrefix, prefixEnd(objPrefix), func(k, v []byte) error {
+		key, err := parseObjKey(k)
+		if err != nil {
+			return err
+		}
+		irev, js, err := decodeObjectValue(v)
+		if err != nil {
+			return fmt.Errorf("object %s: %w", keyString(key), err)
+		}
+		objs = append(objs, &Item{Key: key, Revision: irev, json: js})
+		return nil
+	})
+	if err == nil {
+		err = s.decodeAll(objs)
+	}
+	if err != nil {
+		return fmt.Errorf("load objects: %w", err)
+	}
+	for _, it := range objs {
+		s.latest[it.Key] = it
+		s.tree(it.Key.Resource).ReplaceOrInsert(it)
+		s.modRev[it.Key.Resource] = max(s.modRev[it.Key.Resource], it.Revision)
+	}
+
+	var events []Event
+	var decode []*Item
+	err = s.scan(logKey(compact+1, 0), prefixEnd(logPrefix), func(k, v []byte) error {
+		erev, err := parseLogKey(k)
+		if err != nil {
+			return err
+		}
+		t, key, js, err := parseLogValue(v)
+		if err != nil {
+			return fmt.Errorf("log entry %d: %w", erev, err)
+		}
+		if t == Deleted {
+			s.modRev[key.Resource] = max(s.modRev[key.Resource], erev)
+		}
+		// Share the item with the current state when the entry is its latest version.
+		if cur := s.latest[key]; t != Deleted && cur != nil && cur.Revision == erev && string(cur.json) == string(js) {
+			events = append(events, Event{Type: t, Item: cur})
+			return nil
+		}
+		it := &Item{Key: key, Revision: erev, json: js}
+		decode = append(decode, it)
+		events = append(events, Event{Type: t, Item: it})
+		return nil
+	})
+	if err == nil {
+		err = s.decodeAll(decode)
+	}
+	if err != nil {
+		return fmt.Errorf("load change log: %w", err)
+	}
+	s.ring.append(events)
+	return nil
+}
+
+// decodeAll decodes the Object of every item from its JSON, on all cores.
+func (s *Store) decodeAll(items []*Item) error {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(items)/256))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(items); i += workers {
+				it := items[i]
+				d, err := decodeItem(it.Key, it.Revision, it.json, s.newObject)
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				it.Object, it.uid = d.Object, d.uid
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// makeDurableDir creates dir and syncs its parent, so that the directory itself (and
+// with it every acknowledged write) survives a crash.
+func makeDurableDir(fs vfs.FS, dir string) error {
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create directory: %w", err)
+	}
+	parent := fs.PathDir(dir)
+	if parent == "" {
+		parent = "."
+	}
+	d, err := fs.OpenDir(parent)
+	if err != nil {
+		return fmt.Errorf("open parent directory: %w", err)
+	}
+	if err := d.Sync(); err != nil {
+		return errors.Join(fmt.Errorf("sync parent directory: %w", err), d.Close())
+	}
+	return d.Close()
+}
+
+// scan calls fn with a private copy of every key and value in [lower, upper).
+func (s *Store) scan(lower, upper []byte, fn func(k, v []byte) error) error {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return fmt.Errorf("new iterator: %w", err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		k := append([]byte(nil), it.Key()...)
+		v := append([]byte(nil), it.Value()...)
+		if err := fn(k, v); err != nil {
+			return errors.Join(err, it.Close())
+		}
+	}
+	if err := it.Error(); err != nil {
+		return errors.Join(fmt.Errorf("iterate: %w", err), it.Close())
+	}
+	return it.Close()
+}
+
+func (s *Store) getRev(key []byte) (int64, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", key, err)
+	}
+	defer closer.Close()
+	rev, err := decodeRev(v)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", key, err)
+	}
+	return rev, nil
+}
+
+// tree returns the ordered index of one resource, creating it; callers hold mu for
+// writing (or run before the committer starts).
+func (s *Store) tree(resource string) *btree.BTreeG[*Item] {
+	t := s.trees[resource]
+	if t == nil {
+		t = btree.NewG(32, itemLess)
+		s.trees[resource] = t
+	}
+	return t
+}
+
+// itemLess orders items of one resource by (namespace, name).
+func itemLess(a, b *Item) bool {
+	if a.Key.Namespace != b.Key.Namespace {
+		return a.Key.Namespace < b.Key.Namespace
+	}
+	return a.Key.Name < b.Key.Name
+}
+
+// pebbleLogger sends Pebble's messages to logrus.
+type pebbleLogger struct{ log logrus.FieldLogger }
+
+func (l pebbleLogger) Infof(format string, args ...interface{}) {
+	l.log.WithField("detail", fmt.Sprintf(format, args...)).Debug("pebble")
+}
+
+func (l pebbleLogger) Fatalf(format string, args ...interface{}) {
+	l.log.WithField("detail", fmt.Sprintf(format, args...)).Fatal("pebble fatal")
+}
+
+// now is the clock of snapshot retention.
+var now = time.Now

@@ -1,0 +1,48 @@
+# kubeactor: build, run, check, test, bench.
+GO       ?= go
+BIN      ?= bin/kubeactor
+PKGS     := ./...
+# Packages without Docker/network needs; e2e has its own target.
+UNIT     := $(shell $(GO) list ./... 2>/dev/null | grep -v /e2e)
+STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
+
+.PHONY: build run up test unit e2e check fmt vet lint boundaries bench tools clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -o $(BIN) .
+
+run up: build
+	$(BIN) up
+
+## test: everything CI runs: unit tests under -race, then the e2e suite against the real binary.
+test: unit e2e
+
+unit:
+	$(GO) test -race -count=1 -timeout 20m $(UNIT)
+
+e2e: build
+	KUBEACTOR_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./e2e/...
+
+check: fmt vet lint boundaries
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+lint: tools
+	$(STATICCHECK) $(PKGS)
+
+boundaries:
+	@./.ci/boundaries.sh
+
+tools:
+	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+## bench: every benchmark, printing JSON figures (one object per benchmark).
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m $(UNIT) | $(GO) run ./.ci/benchjson
+
+clean:
+	rm -rf bin

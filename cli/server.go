@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeactor/kubeactor/actors"
+	"github.com/kubeactor/kubeactor/config"
+	"github.com/kubeactor/kubeactor/gateway"
+	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+type serverCmd struct {
+	config.Server
+}
+
+func (c *serverCmd) Run(g *globals) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, c.Server, g.log, nil)
+}
+
+type upCmd struct {
+	config.Server
+}
+
+func (c *upCmd) Run(g *globals) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, c.Server, g.log, func(addr string) {
+		fmt.Fprintf(g.stdout, "kubeactor is up: API at http://%s (data in %s)\n", addr, c.DataDir)
+		fmt.Fprintf(g.stdout, "try: kubectl -s http://%s get namespaces\n", addr)
+	})
+}
+
+// serve runs the store, the actor system and the gateway until ctx ends. ready, when
+// not nil, is called with the listening address once requests are being served.
+func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready func(addr string)) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	store, err := persistence.Open(persistence.Options{
+		Dir:             cfg.DataDir,
+		ChangeLogWindow: cfg.ChangeLogWindow,
+		NewObject:       newObject,
+	})
+	if err != nil {
+		return fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
+	}
+	defer func() {
+		if err := store.Close(); err != nil {
+			log.WithError(err).Error("close store")
+		}
+	}()
+
+	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout})
+	if err != nil {
+		return fmt.Errorf("start actors: %w", err)
+	}
+	defer sys.Stop()
+
+	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes})
+	if err != nil {
+		return fmt.Errorf("start gateway: %w", err)
+	}
+	if err := gw.Bootstrap(ctx); err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+
+	ln, err := net.Listen("tcp", cfg.Address())
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Address(), err)
+	}
+	srv := &http.Server{Handler: gw.Handler()}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	addr := ln.Addr().String()
+	log.WithFields(logrus.Fields{"address": addr, "data-dir": cfg.DataDir, "revision": store.Revision()}).Info("serving")
+	if ready != nil {
+		ready(addr)
+	}
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGracePeriod)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// newObject decodes stored objects: the store knows resources by name only.
+func newObject(res string) (runtime.Object, error) {
+	r, ok := resource.Lookup(res)
+	if !ok {
+		return nil, fmt.Errorf("unknown resource %q", res)
+	}
+	return r.New(), nil
+}

@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// benchPod is a pod of realistic size (~1.5 KB of JSON), as a scheduler benchmark uses.
+func benchPod(name string) []byte {
+	p := testPod(name)
+	p.Labels = map[string]string{"app": "bench", "tier": "backend", "release": "stable"}
+	p.Annotations = map[string]string{"kubeactor.io/description": strings.Repeat("x", 400)}
+	p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
+	}}
+	p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "MODE", Value: "bench"}, {Name: "LEVEL", Value: "3"}}
+	p.Spec.Containers[0].Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}}
+	b, _ := json.Marshal(p)
+	return b
+}
+
+// createPods POSTs n pods with the given concurrency and returns the rate and latencies.
+func createPods(b *testing.B, url string, n, clients int) (perSec float64, lat []time.Duration) {
+	b.Helper()
+	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	defer tr.CloseIdleConnections()
+	var next atomic.Int64
+	var failures atomic.Int64
+	lats := make([][]time.Duration, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			for {
+				i := next.Add(1)
+				if i > int64(n) {
+					return
+				}
+				body := benchPod(fmt.Sprintf("bench-%d", i))
+				t0 := time.Now()
+				resp, err := client.Post(url+"/api/v1/namespaces/default/pods", "application/json", bytes.NewReader(body))
+				if err != nil {
+					failures.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusCreated {
+					failures.Add(1)
+					continue
+				}
+				lats[c] = append(lats[c], time.Since(t0))
+			}
+		}(c)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if f := failures.Load(); f > 0 {
+		b.Fatalf("%d of %d creates failed", f, n)
+	}
+	for _, l := range lats {
+		lat = append(lat, l...)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return float64(n) / elapsed.Seconds(), lat
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[int(float64(len(sorted)-1)*p)]
+}
+
+func rssBytes(b *testing.B, pid int) float64 {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb * 1024
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
+}
+
+// BenchmarkServer30kPods runs the real binary: 30,000 durable pod creates from 64
+// concurrent clients, then lists them, and reports the server's RSS.
+func BenchmarkServer30kPods(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		s := StartServer(b, "")
+		rate, lat := createPods(b, s.URL, 30000, 64)
+		b.ReportMetric(rate, "creates/s")
+		b.ReportMetric(float64(percentile(lat, 0.50).Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(percentile(lat, 0.99).Microseconds())/1000, "p99-ms")
+
+		var listTimes []time.Duration
+		for j := 0; j < 5; j++ {
+			t0 := time.Now()
+			resp, err := http.Get(s.URL + "/api/v1/namespaces/default/pods")
+			if err != nil {
+				b.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				b.Fatal(err)
+			}
+			listTimes = append(listTimes, time.Since(t0))
+			if j == 0 { // checked outside the timing: the list is whole
+				var list struct {
+					Items []json.RawMessage `json:"items"`
+				}
+				if err := json.Unmarshal(body, &list); err != nil || len(list.Items) != 30000 {
+					b.Fatalf("list: %d items, %v", len(list.Items), err)
+				}
+			}
+		}
+		sort.Slice(listTimes, func(i, j int) bool { return listTimes[i] < listTimes[j] })
+		b.ReportMetric(float64(listTimes[len(listTimes)/2].Microseconds())/1000, "list30k-ms")
+		b.ReportMetric(rssBytes(b, s.cmd.Process.Pid)/(1<<20), "rss-MiB")
+		s.Stop()
+	}
+}

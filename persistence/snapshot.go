@@ -1,0 +1,145 @@
+package persistence
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/btree"
+)
+
+// Snapshot retention for list continuation: the last snapshots handed out are kept
+// this long, and at most this many.
+const (
+	snapshotTTL      = 5 * time.Minute
+	snapshotRetained = 64
+)
+
+// Snapshot is an immutable view of one resource at one revision.
+type Snapshot struct {
+	tree *btree.BTreeG[*Item] // a copy-on-write clone nobody writes; nil when empty
+	rev  int64
+}
+
+// retainedSnapshot is a clone valid for every revision in [minRev, maxRev]: the
+// resource did not change in between.
+type retainedSnapshot struct {
+	resource       string
+	tree           *btree.BTreeG[*Item]
+	minRev, maxRev int64
+	at             time.Time
+}
+
+// snapshotCache holds the recent snapshots, oldest first.
+type snapshotCache []*retainedSnapshot
+
+// Snapshot returns the current state of one resource.
+func (s *Store) Snapshot(resource string) *Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snapshotLocked(resource, s.rev.Load())
+}
+
+// snapshotLocked returns the current state of resource labelled with revision rev
+// (which the caller knows to be equivalent). It reuses the newest retained clone when
+// the resource has not changed since, so repeated lists do not clone.
+func (s *Store) snapshotLocked(resource string, rev int64) *Snapshot {
+	t := s.trees[resource]
+	if t == nil {
+		return &Snapshot{rev: rev}
+	}
+	mod, at := s.modRev[resource], now()
+	s.snaps.expire(at)
+	for i := len(s.snaps) - 1; i >= 0; i-- {
+		if e := s.snaps[i]; e.resource == resource {
+			if e.minRev == mod {
+				e.maxRev, e.at = max(e.maxRev, s.rev.Load()), at
+				return &Snapshot{tree: e.tree, rev: rev}
+			}
+			break
+		}
+	}
+	c := t.Clone()
+	s.snaps = append(s.snaps, &retainedSnapshot{resource: resource, tree: c, minRev: mod, maxRev: s.rev.Load(), at: at})
+	if len(s.snaps) > snapshotRetained {
+		s.snaps[0] = nil
+		s.snaps = s.snaps[1:]
+	}
+	return &Snapshot{tree: c, rev: rev}
+}
+
+// expire drops snapshots older than the TTL.
+func (c *snapshotCache) expire(at time.Time) {
+	n := 0
+	for n < len(*c) && at.Sub((*c)[n].at) > snapshotTTL {
+		(*c)[n] = nil
+		n++
+	}
+	*c = (*c)[n:]
+}
+
+// SnapshotAt returns the state of one resource at an earlier revision, if still
+// retained (for list continuation); otherwise an error wrapping ErrCompacted.
+func (s *Store) SnapshotAt(resource string, rev int64) (*Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.rev.Load()
+	if rev > cur {
+		return nil, fmt.Errorf("snapshot %s at %d: %w: newer than revision %d", resource, rev, ErrInvalid, cur)
+	}
+	if rev >= s.modFloor && s.modRev[resource] <= rev {
+		return s.snapshotLocked(resource, rev), nil // unchanged since rev
+	}
+	s.snaps.expire(now())
+	for i := len(s.snaps) - 1; i >= 0; i-- {
+		if e := s.snaps[i]; e.resource == resource && e.minRev <= rev && rev <= e.maxRev {
+			return &Snapshot{tree: e.tree, rev: rev}, nil
+		}
+	}
+	return nil, fmt.Errorf("snapshot %s at %d: %w", resource, rev, ErrCompacted)
+}
+
+// Revision of the snapshot.
+func (sn *Snapshot) Revision() int64 { return sn.rev }
+
+// Len is the number of items in the snapshot.
+func (sn *Snapshot) Len() int {
+	if sn.tree == nil {
+		return 0
+	}
+	return sn.tree.Len()
+}
+
+// Ascend calls fn for each item in (namespace, name) order, restricted to namespace
+// when it is not empty, starting after the "namespace/name" position after (exclusive;
+// empty means from the start), until fn returns false. For cluster-scoped resources
+// after is "/name" or just "name"; within a namespace a bare name is in that namespace.
+func (sn *Snapshot) Ascend(namespace, after string, fn func(*Item) bool) {
+	if sn.tree == nil {
+		return
+	}
+	pivot := &Item{Key: Key{Namespace: namespace}}
+	exclusive := false
+	if after != "" {
+		ns, name, ok := strings.Cut(after, "/")
+		if !ok {
+			ns, name = namespace, after
+		}
+		if namespace != "" && ns != namespace {
+			if ns > namespace {
+				return
+			}
+		} else {
+			pivot.Key.Namespace, pivot.Key.Name, exclusive = ns, name, true
+		}
+	}
+	sn.tree.AscendGreaterOrEqual(pivot, func(it *Item) bool {
+		if exclusive && it.Key.Namespace == pivot.Key.Namespace && it.Key.Name == pivot.Key.Name {
+			return true
+		}
+		if namespace != "" && it.Key.Namespace != namespace {
+			return false
+		}
+		return fn(it)
+	})
+}
