@@ -2,8 +2,13 @@ package actors
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -11,8 +16,16 @@ import (
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
-// CONTRACT STUB: the actors implementation replaces the bodies below; the exported
-// names and signatures are what the gateway builds against.
+// Errors of the actor system; persistence errors (ErrNotFound, ErrAlreadyExists,
+// ErrConflict) are passed through wrapped.
+var (
+	// ErrTimeout: the object's actor did not answer within Options.RequestTimeout (or
+	// the caller's deadline). The write may still happen.
+	ErrTimeout = errors.New("actors: timeout")
+	// ErrUnknownResource: no manager for the key's resource (see Options.Resources).
+	ErrUnknownResource = errors.New("actors: unknown resource")
+	errSpawn           = errors.New("actors: cannot spawn object actor")
+)
 
 // Options configure the actor system.
 type Options struct {
@@ -20,6 +33,9 @@ type Options struct {
 	Log            logrus.FieldLogger
 	RequestTimeout time.Duration    // how long a caller waits for an actor's reply; 0 means 30s
 	Now            func() time.Time // clock; nil means time.Now
+	// Resources are the plural resource names given a manager (and whose stored
+	// objects get actors at Start); empty means DefaultResources.
+	Resources []string
 }
 
 // Preconditions of a write, checked by the owning actor against the stored object.
@@ -36,30 +52,157 @@ type DeleteOptions struct {
 }
 
 // System is the running actor system.
-type System struct{}
-
-// Start loads every object from the store, spawns its actor and returns the system.
-func Start(opts Options) (*System, error) { panic("unimplemented") }
-
-// Stop stops every actor.
-func (s *System) Stop() { panic("unimplemented") }
-
-// Create asks the object's actor to persist a new, fully prepared object (name, uid,
-// creationTimestamp set). It returns the stored object.
-func (s *System) Create(ctx context.Context, key persistence.Key, obj runtime.Object) (runtime.Object, error) {
-	panic("unimplemented")
+type System struct {
+	system   *actor.ActorSystem
+	root     *actor.PID
+	env      *env
+	timeout  time.Duration
+	stopOnce sync.Once
 }
 
-// Update asks the object's actor to persist obj as the new state if pre holds.
+// Start loads every object from the store, spawns its actor and returns the system.
+func Start(opts Options) (*System, error) {
+	if opts.Store == nil {
+		return nil, errors.New("actors: no store")
+	}
+	if opts.Log == nil {
+		opts.Log = logrus.StandardLogger()
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 30 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if len(opts.Resources) == 0 {
+		opts.Resources = DefaultResources
+	}
+	log := opts.Log
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slogBridge{log: log})
+	}))
+	e := &env{
+		store:     opts.Store,
+		log:       opts.Log,
+		debug:     debugEnabled(opts.Log),
+		now:       opts.Now,
+		root:      sys.Root,
+		managers:  make(map[string]*actor.PID, len(opts.Resources)),
+		resources: append([]string(nil), opts.Resources...),
+	}
+	for _, r := range e.resources {
+		e.managers[r] = sys.NewLocalPID(rootName + "/" + r)
+	}
+	props := actor.PropsFromProducer(func() actor.Actor { return &supervisor{env: e} },
+		actor.WithSupervisor(restartStrategy(e.log)))
+	root, err := sys.Root.SpawnNamed(props, rootName)
+	if err != nil {
+		sys.Shutdown()
+		return nil, fmt.Errorf("start actors: %w", err)
+	}
+	s := &System{system: sys, root: root, env: e, timeout: opts.RequestTimeout}
+	// The root spawns the managers before answering; each manager loads its
+	// objects before answering.
+	if err := wait(sys.Root, root, opts.RequestTimeout); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("start actors: %w", err)
+	}
+	for r, pid := range e.managers {
+		if err := wait(sys.Root, pid, opts.RequestTimeout); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("start %s manager: %w", r, err)
+		}
+	}
+	return s, nil
+}
+
+// Stop stops every actor, waiting for writes in progress. It is safe to call twice.
+func (s *System) Stop() {
+	s.stopOnce.Do(func() {
+		if err := s.system.Root.StopFuture(s.root).Wait(); err != nil {
+			s.env.log.WithField("error", err).Warn("stop actors")
+		}
+		s.system.Shutdown()
+	})
+}
+
+// Create asks the object's actor to persist a new, fully prepared object (name, uid,
+// creationTimestamp set). It returns the stored object, which is shared: callers must
+// DeepCopyObject it before changing it (the same holds for every returned object).
+func (s *System) Create(ctx context.Context, key persistence.Key, obj runtime.Object) (runtime.Object, error) {
+	r, err := s.ask(ctx, "create", key, &createRequest{envelope: envelope{TraceID(ctx), key}, object: obj})
+	if err != nil {
+		return nil, err
+	}
+	return r.object, nil
+}
+
+// Update asks the object's actor to persist obj as the new state if pre holds. The
+// actor takes ownership of obj.
 func (s *System) Update(ctx context.Context, key persistence.Key, obj runtime.Object, pre Preconditions) (runtime.Object, error) {
-	panic("unimplemented")
+	r, err := s.ask(ctx, "update", key, &updateRequest{envelope: envelope{TraceID(ctx), key}, object: obj, pre: pre})
+	if err != nil {
+		return nil, err
+	}
+	return r.object, nil
 }
 
 // Delete asks the object's actor to delete it. It returns the object's last state and
 // whether it is gone (false when a grace period or finalizers keep it for now, in which
 // case the returned object carries its deletionTimestamp).
 func (s *System) Delete(ctx context.Context, key persistence.Key, opts DeleteOptions) (runtime.Object, bool, error) {
-	panic("unimplemented")
+	r, err := s.ask(ctx, "delete", key, &deleteRequest{envelope: envelope{TraceID(ctx), key}, opts: opts})
+	if err != nil {
+		return nil, false, err
+	}
+	return r.object, r.gone, nil
+}
+
+// InjectPanic makes the actor of key panic after answering (a test hook for
+// supervision): it restarts, keeps its PID and reloads its object from the store.
+func (s *System) InjectPanic(ctx context.Context, key persistence.Key) error {
+	_, err := s.ask(ctx, "inject panic", key, &panicRequest{envelope{TraceID(ctx), key}})
+	return err
+}
+
+// ask sends a request to the key's manager and waits for the object actor's reply.
+func (s *System) ask(ctx context.Context, op string, key persistence.Key, msg routed) (*reply, error) {
+	res, err := s.request(ctx, key, msg)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s %s/%s: %w", op, key.Resource, key.Namespace, key.Name, err)
+	}
+	r, ok := res.(*reply)
+	if !ok {
+		return nil, fmt.Errorf("%s %s %s/%s: unexpected answer %T", op, key.Resource, key.Namespace, key.Name, res)
+	}
+	return r, r.err
+}
+
+func (s *System) request(ctx context.Context, key persistence.Key, msg routed) (any, error) {
+	pid, ok := s.env.managers[key.Resource]
+	if !ok {
+		return nil, fmt.Errorf("resource %q: %w", key.Resource, ErrUnknownResource)
+	}
+	timeout := s.timeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if timeout <= 0 {
+		return nil, fmt.Errorf("%w: %w", ErrTimeout, context.DeadlineExceeded)
+	}
+	res, err := s.system.Root.RequestFuture(pid, msg, timeout).Result()
+	switch {
+	case errors.Is(err, actor.ErrTimeout):
+		return nil, fmt.Errorf("%w after %s", ErrTimeout, timeout)
+	case errors.Is(err, actor.ErrDeadLetter):
+		return nil, fmt.Errorf("%w: actor unavailable", ErrTimeout)
+	case err != nil:
+		return nil, err
+	}
+	return res, nil
 }
 
 type traceKey struct{}

@@ -1,0 +1,134 @@
+package actors
+
+import (
+	"strconv"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/sirupsen/logrus"
+
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// A manager owns the actors of one kind. It never blocks and never writes: it only
+// routes requests (a map lookup and a Forward, which keeps the caller as sender so the
+// object's actor answers it directly) and spawns and stops object actors. The object
+// actors persist concurrently, so the store can batch their fsyncs.
+//
+// Lifecycle protocol (no request is lost or handled by two actors):
+//
+//   - The manager counts, per live child, the requests it has routed to it (routed);
+//     the child counts the requests it has handled (handled, kept across restarts).
+//   - When a child is left without an object (deleted, a failed create, a miss), it
+//     reports childIdle{handled} after finishing the request.
+//   - The manager stops the child and forgets it only if that report is from the child
+//     it still maps and routed == handled: nothing is in flight to it, and since it
+//     only writes while handling a request, it will never write again. Otherwise the
+//     report is stale and ignored: the child will handle the newer requests (a create
+//     that raced with the delete finds no object and creates it) and report again.
+//   - A request for an unmapped name spawns a new child under a fresh actor name (a
+//     generation number), so a stopping predecessor never clashes with it; the child
+//     loads its object from the store (or, for a create, knows it is absent).
+//   - A child that dies unexpectedly (its supervisor gave up) is forgotten; the next
+//     request spawns a new one that reloads from the store.
+type manager struct {
+	env      *env
+	resource string
+	hook     *hook
+	children map[objKey]*childRef
+	byID     map[string]objKey // child PID id -> key, to recognise Terminated
+	gen      uint64
+	stopping bool // children are being stopped with the manager: not unexpected
+}
+
+// objKey names an object within its kind.
+type objKey struct{ namespace, name string }
+
+type childRef struct {
+	pid    *actor.PID
+	routed uint64
+}
+
+func newManager(e *env, resource string) *manager {
+	return &manager{
+		env:      e,
+		resource: resource,
+		hook:     hookFor(resource),
+		children: make(map[objKey]*childRef),
+		byID:     make(map[string]objKey),
+	}
+}
+
+// Receive routes requests and keeps the children map.
+func (m *manager) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		m.load(ctx)
+	case routed:
+		m.route(ctx, msg)
+	case *childIdle:
+		if c, ok := m.children[msg.key]; ok && c.pid.Equal(msg.pid) && c.routed == msg.handled {
+			m.forget(msg.key, c)
+			ctx.Stop(c.pid)
+		}
+	case *actor.Stopping, *actor.Restarting:
+		m.stopping = true
+	case *actor.Terminated:
+		if k, ok := m.byID[msg.Who.Id]; ok && !m.stopping {
+			m.env.log.WithFields(logrus.Fields{"kind": m.resource, "namespace": k.namespace, "name": k.name}).
+				Warn("object actor stopped unexpectedly")
+			m.forget(k, m.children[k])
+		}
+	case *ping:
+		ctx.Respond(&pong{})
+	}
+}
+
+// load spawns an actor for every stored object of the kind.
+func (m *manager) load(ctx actor.Context) {
+	m.env.store.Snapshot(m.resource).Ascend("", "", func(it *persistence.Item) bool {
+		m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it})
+		return true
+	})
+}
+
+func (m *manager) route(ctx actor.Context, msg routed) {
+	key := msg.target()
+	k := objKey{key.Namespace, key.Name}
+	c, ok := m.children[k]
+	if !ok {
+		_, create := msg.(*createRequest)
+		c = m.spawn(ctx, key, &cell{key: key, absent: create})
+		if c == nil {
+			ctx.Respond(&reply{err: errSpawn})
+			return
+		}
+	}
+	c.routed++
+	ctx.Forward(c.pid)
+}
+
+func (m *manager) spawn(ctx actor.Context, key persistence.Key, c *cell) *childRef {
+	m.gen++
+	props := actor.PropsFromProducer(func() actor.Actor {
+		return &objectActor{env: m.env, hook: m.hook, cell: c}
+	})
+	id := key.Namespace + "/" + key.Name + "#" + strconv.FormatUint(m.gen, 10)
+	pid, err := ctx.SpawnNamed(props, id)
+	if err != nil {
+		m.env.log.WithFields(logrus.Fields{"kind": m.resource, "namespace": key.Namespace, "name": key.Name, "error": err}).
+			Error("spawn object actor")
+		return nil
+	}
+	ref := &childRef{pid: pid}
+	k := objKey{key.Namespace, key.Name}
+	m.children[k] = ref
+	m.byID[pid.Id] = k
+	return ref
+}
+
+func (m *manager) forget(k objKey, c *childRef) {
+	delete(m.children, k)
+	if c != nil {
+		delete(m.byID, c.pid.Id)
+	}
+}

@@ -1,0 +1,81 @@
+package actors
+
+import (
+	"github.com/asynkron/protoactor-go/actor"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// Requests for one object. The kind's manager routes them to the object's actor,
+// which answers the original sender with a *reply. Each carries the trace id of the
+// request that caused it.
+
+// routed is a request the manager forwards to the actor of target().
+type routed interface {
+	target() persistence.Key
+}
+
+// envelope is the part every routed request shares.
+type envelope struct {
+	trace string
+	key   persistence.Key
+}
+
+func (e envelope) target() persistence.Key { return e.key }
+
+type createRequest struct {
+	envelope
+	object runtime.Object
+}
+
+type updateRequest struct {
+	envelope
+	object runtime.Object
+	pre    Preconditions
+}
+
+type deleteRequest struct {
+	envelope
+	opts DeleteOptions
+}
+
+// panicRequest makes the object's actor answer, then panic (a test hook).
+type panicRequest struct{ envelope }
+
+// probeRequest asks the object's actor for its bookkeeping (tests).
+type probeRequest struct{ envelope }
+
+// reply answers every routed request.
+type reply struct {
+	object runtime.Object // stored, shared: never mutate
+	gone   bool
+	err    error
+}
+
+// probeReply answers a probeRequest.
+type probeReply struct {
+	pid      *actor.PID
+	revision int64
+	handled  uint64
+	restarts int
+}
+
+// childIdle tells the manager that an object's actor holds no object after handling
+// `handled` routed requests; see the protocol in manager.go.
+type childIdle struct {
+	key     objKey
+	pid     *actor.PID
+	handled uint64
+}
+
+// graceTick asks an object's actor to look again at its grace period.
+type graceTick struct{}
+
+// recheck asks a terminating namespace's actor to look again at its contents.
+type recheck struct{}
+
+// ping is answered with pong once the receiver has started (and loaded).
+type ping struct{}
+
+type pong struct{}

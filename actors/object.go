@@ -1,0 +1,274 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeactor/kubeactor/actors/lifecycle"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// maxTick bounds how long an object waits before looking at its grace period again,
+// so that a clock that jumps (Options.Now in tests, NTP) is noticed within it.
+const maxTick = time.Second
+
+// cell is what an object's actor keeps across restarts: an actor instance is
+// replaced on restart, the cell is not. Only that actor touches it.
+type cell struct {
+	key      persistence.Key
+	initial  *persistence.Item // state at first start (loaded at Start)
+	absent   bool              // spawned for a create: known not to exist at first start
+	started  bool              // a first start happened: later starts reload from the store
+	handled  uint64            // routed requests handled (see the protocol in manager.go)
+	restarts int
+	trace    string // trace of the last request, for logs and writes the actor makes on its own
+	timer    *time.Timer
+}
+
+// objectActor is the only writer of one object. Its Receive checks each request
+// against its state with the lifecycle decisions, persists the plan, updates its
+// state and only then answers.
+type objectActor struct {
+	env  *env
+	hook *hook
+	cell *cell
+	obj  runtime.Object // last stored state (shared with the store: never mutated); nil when absent
+	rev  int64
+
+	// namespace termination
+	outstanding int  // delete requests not yet answered
+	swept       bool // deletes were sent since the last recheck
+}
+
+// Receive is a type switch: decide, persist, then answer.
+func (a *objectActor) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		first := !a.cell.started
+		a.load()
+		if !(first && a.cell.absent) {
+			a.settle(ctx)
+		}
+	case *actor.Restarting:
+		a.cell.restarts++
+		a.fields(a.cell.trace).Warn("object actor restarting")
+	case *actor.Stopping:
+		a.stopTimer()
+	case *createRequest:
+		a.begin(msg.trace)
+		plan, err := lifecycle.Create(a.obj, msg.object)
+		if err == nil {
+			err = a.apply(msg.trace, plan)
+		}
+		a.answer(ctx, a.obj, false, err)
+		a.settle(ctx)
+	case *updateRequest:
+		a.begin(msg.trace)
+		pre := lifecycle.Preconditions{UID: msg.pre.UID, ResourceVersion: msg.pre.ResourceVersion}
+		plan, err := lifecycle.Update(a.obj, a.rev, msg.object, pre, a.hook.hold, a.env.now())
+		if err == nil {
+			err = a.apply(msg.trace, plan)
+		}
+		if plan.Gone {
+			a.answer(ctx, msg.object, false, err)
+		} else {
+			a.answer(ctx, a.obj, false, err)
+		}
+		a.settle(ctx)
+	case *deleteRequest:
+		a.begin(msg.trace)
+		last := a.obj
+		plan, err := a.decideDelete(msg.opts)
+		if err == nil {
+			err = a.apply(msg.trace, plan)
+		}
+		if plan.Gone {
+			a.answer(ctx, last, true, err)
+		} else {
+			a.answer(ctx, a.obj, false, err)
+		}
+		a.settle(ctx)
+	case *graceTick:
+		if err := a.apply(a.cell.trace, lifecycle.Expire(a.obj, a.hook.hold, a.env.now())); err != nil {
+			a.fields(a.cell.trace).WithField("error", err).Error("delete after grace period")
+		}
+		a.settle(ctx)
+	case *reply: // an answer to a delete this namespace asked for
+		a.outstanding = max(a.outstanding-1, 0)
+		if a.outstanding == 0 {
+			a.settle(ctx)
+		}
+	case *recheck:
+		a.swept = false
+		a.settle(ctx)
+	case *panicRequest:
+		a.begin(msg.trace)
+		if a.obj == nil {
+			a.answer(ctx, nil, false, fmt.Errorf("inject panic: %w", persistence.ErrNotFound))
+			a.settle(ctx)
+			return
+		}
+		ctx.Respond(&reply{object: a.obj})
+		panic(fmt.Sprintf("injected panic in %s %s/%s", a.cell.key.Resource, a.cell.key.Namespace, a.cell.key.Name))
+	case *probeRequest:
+		a.begin(msg.trace)
+		ctx.Respond(&probeReply{pid: ctx.Self(), revision: a.rev, handled: a.cell.handled, restarts: a.cell.restarts})
+		a.settle(ctx)
+	}
+}
+
+// begin counts a routed request (see the protocol in manager.go) and notes its trace.
+func (a *objectActor) begin(trace string) {
+	a.cell.handled++
+	a.cell.trace = trace
+}
+
+func (a *objectActor) decideDelete(opts DeleteOptions) (lifecycle.Plan, error) {
+	var grace int64
+	if a.obj != nil && a.hook.grace != nil {
+		grace = a.hook.grace(a.obj, opts.GracePeriodSeconds)
+	}
+	d := lifecycle.Deletion{
+		Grace: grace,
+		Hold:  a.hook.hold,
+		Pre:   lifecycle.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion},
+	}
+	plan, err := lifecycle.Delete(a.obj, a.rev, d, a.env.now())
+	if err == nil && plan.Op == persistence.OpUpdate && a.hook.terminate != nil {
+		a.hook.terminate(plan.Object)
+	}
+	return plan, err
+}
+
+// load sets the state: at first start from what the manager knew, later (after a
+// restart) from the store.
+func (a *objectActor) load() {
+	c := a.cell
+	switch {
+	case !c.started && c.initial != nil:
+		a.obj, a.rev = c.initial.Object, c.initial.Revision
+		c.initial = nil
+	case !c.started && c.absent:
+		a.obj, a.rev = nil, 0
+	default:
+		a.reload()
+	}
+	c.started = true
+}
+
+// reload reads the stored state. A store that cannot answer is a failure for the
+// supervisor to handle: the actor must not serve from a state it does not know.
+func (a *objectActor) reload() {
+	it, err := a.env.store.Get(a.cell.key)
+	switch {
+	case errors.Is(err, persistence.ErrNotFound):
+		a.obj, a.rev = nil, 0
+	case err != nil:
+		panic(fmt.Errorf("reload %s %s/%s: %w", a.cell.key.Resource, a.cell.key.Namespace, a.cell.key.Name, err))
+	default:
+		a.obj, a.rev = it.Object, it.Revision
+	}
+}
+
+// apply persists plan (returning when it is durable) and then updates the state.
+// The command carries the revision the actor last saw, so a stale view (which one
+// writer per object should never have) fails with a conflict instead of overwriting.
+func (a *objectActor) apply(trace string, plan lifecycle.Plan) error {
+	if plan.Op == 0 {
+		return nil
+	}
+	cmd := persistence.Command{Op: plan.Op, Key: a.cell.key, Object: plan.Object}
+	if plan.Op != persistence.OpCreate {
+		cmd.ResourceVersion = a.rev
+	}
+	rev, objs, err := a.env.store.Apply(context.Background(), cmd)
+	if err != nil {
+		if errors.Is(err, persistence.ErrNotFound) || errors.Is(err, persistence.ErrAlreadyExists) ||
+			errors.Is(err, persistence.ErrConflict) {
+			a.reload()
+		}
+		return err
+	}
+	a.rev = rev
+	if plan.Op == persistence.OpDelete {
+		a.obj = nil
+	} else {
+		a.obj = objs[0]
+	}
+	if a.env.debug {
+		a.fields(trace).WithFields(logrus.Fields{"op": opName(plan.Op), "revision": rev}).Debug("persisted")
+	}
+	return nil
+}
+
+func (a *objectActor) answer(ctx actor.Context, obj runtime.Object, gone bool, err error) {
+	if err != nil {
+		k := a.cell.key
+		ctx.Respond(&reply{err: fmt.Errorf("%s %s/%s: %w", k.Resource, k.Namespace, k.Name, err)})
+		return
+	}
+	ctx.Respond(&reply{object: obj, gone: gone})
+}
+
+// settle runs after every message: the kind's own work, the grace timer, and the
+// idle report when the object is gone.
+func (a *objectActor) settle(ctx actor.Context) {
+	if a.obj != nil && a.hook.settle != nil {
+		a.hook.settle(a, ctx)
+	}
+	if a.obj == nil {
+		a.stopTimer()
+		ctx.Send(ctx.Parent(), &childIdle{
+			key:     objKey{a.cell.key.Namespace, a.cell.key.Name},
+			pid:     ctx.Self(),
+			handled: a.cell.handled,
+		})
+		return
+	}
+	if a.hook.hold {
+		return // the kind's settle owns the timer
+	}
+	if deadline, ok := lifecycle.Deadline(a.obj); ok {
+		a.schedule(ctx, min(max(deadline.Sub(a.env.now()), 0), maxTick), &graceTick{})
+	} else {
+		a.stopTimer()
+	}
+}
+
+// schedule sends msg to the actor itself after d, replacing any pending timer.
+func (a *objectActor) schedule(ctx actor.Context, d time.Duration, msg interface{}) {
+	a.stopTimer()
+	self, root := ctx.Self(), a.env.root
+	a.cell.timer = time.AfterFunc(d, func() { root.Send(self, msg) })
+}
+
+func (a *objectActor) stopTimer() {
+	if a.cell.timer != nil {
+		a.cell.timer.Stop()
+		a.cell.timer = nil
+	}
+}
+
+func (a *objectActor) fields(trace string) logrus.FieldLogger {
+	return a.env.log.WithFields(logrus.Fields{
+		"trace": trace, "kind": a.cell.key.Resource, "namespace": a.cell.key.Namespace, "name": a.cell.key.Name,
+	})
+}
+
+func opName(op persistence.Op) string {
+	switch op {
+	case persistence.OpCreate:
+		return "create"
+	case persistence.OpUpdate:
+		return "update"
+	case persistence.OpDelete:
+		return "delete"
+	}
+	return "unknown"
+}

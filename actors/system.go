@@ -1,0 +1,130 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/sirupsen/logrus"
+
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// rootName is the id of the root supervisor; managers are "kubeactor/<resource>".
+const rootName = "kubeactor"
+
+// DefaultResources are the core v1 resources given actors when Options.Resources is
+// empty.
+var DefaultResources = []string{
+	"pods", "podtemplates", "replicationcontrollers", "services", "endpoints", "nodes",
+	"namespaces", "events", "limitranges", "resourcequotas", "secrets", "serviceaccounts",
+	"persistentvolumes", "persistentvolumeclaims", "configmaps",
+}
+
+// env is what every actor of one system shares; it is immutable once Start returns
+// (managers is filled before any actor starts).
+type env struct {
+	store     *persistence.Store
+	log       logrus.FieldLogger
+	debug     bool
+	now       func() time.Time
+	root      *actor.RootContext
+	managers  map[string]*actor.PID
+	resources []string
+}
+
+// contents lists the keys of every namespaced object stored in namespace ns.
+func (e *env) contents(ns string) []persistence.Key {
+	var keys []persistence.Key
+	for _, r := range e.resources {
+		if r == "namespaces" {
+			continue
+		}
+		e.store.Snapshot(r).Ascend(ns, "", func(it *persistence.Item) bool {
+			keys = append(keys, it.Key)
+			return true
+		})
+	}
+	return keys
+}
+
+// supervisor is the root actor: it spawns one manager per resource and restarts a
+// manager that panics (which then reloads its objects from the store).
+type supervisor struct{ env *env }
+
+// Receive spawns the managers at start.
+func (s *supervisor) Receive(ctx actor.Context) {
+	switch ctx.Message().(type) {
+	case *actor.Started:
+		for _, r := range s.env.resources {
+			props := actor.PropsFromProducer(func() actor.Actor { return newManager(s.env, r) },
+				actor.WithSupervisor(restartStrategy(s.env.log.WithField("kind", r))))
+			if _, err := ctx.SpawnNamed(props, r); err != nil {
+				panic(err) // cannot happen: names are unique and the system is fresh
+			}
+		}
+	case *ping:
+		ctx.Respond(&pong{})
+	}
+}
+
+// restartStrategy restarts a failed child, unless it failed 10 times within a second
+// (then the child is stopped).
+func restartStrategy(log logrus.FieldLogger) actor.SupervisorStrategy {
+	return actor.NewOneForOneStrategy(10, time.Second, func(reason any) actor.Directive {
+		log.WithField("reason", fmt.Sprint(reason)).Error("actor failed")
+		return actor.RestartDirective
+	})
+}
+
+// wait returns once pid has started (and so, for a manager, loaded its objects).
+func wait(root *actor.RootContext, pid *actor.PID, timeout time.Duration) error {
+	_, err := root.RequestFuture(pid, &ping{}, timeout).Result()
+	return err
+}
+
+// debugEnabled tells whether log writes debug entries, so that the write path skips
+// building fields otherwise.
+func debugEnabled(log logrus.FieldLogger) bool {
+	switch l := log.(type) {
+	case *logrus.Logger:
+		return l.IsLevelEnabled(logrus.DebugLevel)
+	case *logrus.Entry:
+		return l.Logger.IsLevelEnabled(logrus.DebugLevel)
+	default:
+		return true
+	}
+}
+
+// slogBridge passes protoactor's warnings and errors to logrus and drops the rest.
+type slogBridge struct {
+	log   logrus.FieldLogger
+	attrs []slog.Attr
+}
+
+func (h slogBridge) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h slogBridge) Handle(_ context.Context, r slog.Record) error {
+	fields := logrus.Fields{"lib": "protoactor"}
+	for _, a := range h.attrs {
+		fields[a.Key] = a.Value.String()
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		fields[a.Key] = a.Value.String()
+		return true
+	})
+	if r.Level >= slog.LevelError {
+		h.log.WithFields(fields).Error(r.Message)
+	} else {
+		h.log.WithFields(fields).Warn(r.Message)
+	}
+	return nil
+}
+
+func (h slogBridge) WithAttrs(as []slog.Attr) slog.Handler {
+	return slogBridge{log: h.log, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
+}
+
+func (h slogBridge) WithGroup(string) slog.Handler { return h }
