@@ -1,6 +1,9 @@
 package resource
 
 import (
+	"sort"
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -40,13 +43,52 @@ type Resource struct {
 	// cell per column.
 	Columns []metav1.TableColumnDefinition
 	Row     func(obj runtime.Object) []interface{}
+	// RowAt is Row with the reference time for relative cells (AGE, LAST SEEN), so
+	// that the table stays pure; Row is left nil and callers use RowAt.
+	RowAt func(obj runtime.Object, now time.Time) []interface{}
 }
 
-// CONTRACT STUB: the resource-table implementation replaces these bodies.
+// table is every served resource, sorted by plural name (discovery order).
+var table = func() []*Resource {
+	all := []*Resource{
+		bindings, componentStatuses, endpoints, events, limitRanges, namespaces, nodes,
+		persistentVolumeClaims, persistentVolumes, pods, podTemplates,
+		replicationControllers, resourceQuotas, secrets, serviceAccounts, services,
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	return all
+}()
+
+// aliases are the extra names the API accepts in a path for a resource.
+var aliases = map[string]string{"limits": "limitranges"}
 
 // All returns every served resource, in discovery order.
-func All() []*Resource { panic("unimplemented") }
+func All() []*Resource {
+	out := make([]*Resource, len(table))
+	copy(out, table)
+	return out
+}
 
 // Lookup finds a resource by its plural name or an alias the API accepts for it
 // (for example "limits" for limitranges).
-func Lookup(name string) (*Resource, bool) { panic("unimplemented") }
+func Lookup(name string) (*Resource, bool) {
+	if real, ok := aliases[name]; ok {
+		name = real
+	}
+	for _, r := range table {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// LookupKind finds a resource by its kind, e.g. "Pod".
+func LookupKind(kind string) (*Resource, bool) {
+	for _, r := range table {
+		if r.Kind == kind {
+			return r, true
+		}
+	}
+	return nil, false
+}
