@@ -217,3 +217,21 @@ func TraceID(ctx context.Context) string {
 	id, _ := ctx.Value(traceKey{}).(string)
 	return id
 }
+
+// Healthy reports whether the root supervisor and every kind manager answer within
+// the context's deadline (componentstatuses shows it).
+func (s *System) Healthy(ctx context.Context) error {
+	timeout := s.timeout
+	if d, ok := ctx.Deadline(); ok {
+		timeout = time.Until(d)
+	}
+	if err := wait(s.system.Root, s.root, timeout); err != nil {
+		return fmt.Errorf("root supervisor: %w", err)
+	}
+	for r, pid := range s.env.managers {
+		if err := wait(s.system.Root, pid, timeout); err != nil {
+			return fmt.Errorf("%s manager: %w", r, err)
+		}
+	}
+	return nil
+}

@@ -37,8 +37,8 @@ func TestRunReportsBadFlags(t *testing.T) {
 		wantErr  string
 	}{
 		{"unknown command", []string{"kubeactor", "frobnicate"}, 2, "unexpected argument frobnicate"},
-		{"bad port", []string{"kubeactor", "server", "--insecure_port=70000"}, 1, "--insecure-port 70000"},
-		{"bad address", []string{"kubeactor", "server", "--insecure-bind-address=nowhere"}, 1, "not an IP address"},
+		{"bad port", []string{"kubeactor", "server", "--insecure_port=70000"}, 2, "--insecure-port 70000"},
+		{"bad address", []string{"kubeactor", "server", "--insecure-bind-address=nowhere"}, 2, "not an IP address"},
 		{"version", []string{"kubeactor", "version"}, 0, ""},
 	}
 	for _, tt := range tests {

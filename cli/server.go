@@ -20,14 +20,13 @@ import (
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
+// serverCmd and upCmd embed config.Server, whose Validate kong runs while parsing:
+// a bad flag is a usage error (exit 2) before anything starts.
 type serverCmd struct {
 	config.Server
 }
 
 func (c *serverCmd) Run(g *globals) error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serve(ctx, c.Server, g.log, nil)
@@ -38,9 +37,6 @@ type upCmd struct {
 }
 
 func (c *upCmd) Run(g *globals) error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return serve(ctx, c.Server, g.log, func(addr string) {

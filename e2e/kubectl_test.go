@@ -162,8 +162,10 @@ func TestKubectlModify(t *testing.T) {
 	s.MustKubectl(t, "", "annotate", "pod", "web", "description=the book's web pod")
 	assertJSONPath(t, s, "pod", "web", "{.metadata.annotations.description}", "the book's web pod")
 
-	// the three patch types; the book's strategic merge example adds a container.
-	s.MustKubectl(t, "", "patch", "pod", "web", "-p", `{"spec":{"containers":[{"name":"log-tailer","image":"log-tailer:1.0"}]}}`, "--dry-run=server")
+	// the three patch types on a pod (whose containers may not be added to).
+	if r := s.Kubectl("", "patch", "pod", "web", "-p", `{"spec":{"containers":[{"name":"log-tailer","image":"log-tailer:1.0"}]}}`); r.Err == nil || !strings.Contains(r.Stderr, "pod updates may not change fields") {
+		t.Fatalf("adding a container to a pod: err=%v stderr=%q", r.Err, r.Stderr)
+	}
 	s.MustKubectl(t, "", "patch", "pod", "web", "--type=merge", "-p", `{"metadata":{"labels":{"patched":"merge"}}}`)
 	assertJSONPath(t, s, "pod", "web", "{.metadata.labels.patched}", "merge")
 	s.MustKubectl(t, "", "patch", "pod", "web", "--type=json", "-p", `[{"op":"replace","path":"/spec/containers/0/image","value":"nginx:1.10"}]`)
@@ -179,12 +181,19 @@ func TestKubectlModify(t *testing.T) {
 	}
 	assertJSONPath(t, s, "rc", "redis-master", "{.spec.replicas}", "2")
 
+	// the book's strategic merge example, on the RC's pod template: the container list
+	// is merged by name, so a second container joins; a merge patch replaces the list.
+	s.MustKubectl(t, "", "patch", "rc", "redis-master", "-p", `{"spec":{"template":{"spec":{"containers":[{"name":"log-tailer","image":"log-tailer:1.0"}]}}}}`)
+	assertJSONPath(t, s, "rc", "redis-master", "{.spec.template.spec.containers[*].name}", "log-tailer master")
+	s.MustKubectl(t, "", "patch", "rc", "redis-master", "--type=merge", "-p", `{"spec":{"template":{"spec":{"containers":[{"name":"master","image":"kubeguide/redis-master"}]}}}}`)
+	assertJSONPath(t, s, "rc", "redis-master", "{.spec.template.spec.containers[*].name}", "master")
+
 	// scale through the scale subresource.
 	if out := s.MustKubectl(t, "", "scale", "rc", "redis-master", "--replicas=5"); !strings.Contains(out, "replicationcontroller/redis-master scaled") {
 		t.Fatalf("scale: %q", out)
 	}
 	assertJSONPath(t, s, "rc", "redis-master", "{.spec.replicas}", "5")
-	assertJSONPath(t, s, "rc", "redis-master", "{.metadata.generation}", "3")
+	assertJSONPath(t, s, "rc", "redis-master", "{.metadata.generation}", "5")
 }
 
 func TestKubectlDelete(t *testing.T) {
@@ -214,19 +223,21 @@ func TestKubectlDelete(t *testing.T) {
 	}
 }
 
-// TestKubectlWatch runs `kubectl get pods -w` and sees a created pod arrive.
+// TestKubectlWatch runs `kubectl get pods -w` and sees existing and created pods.
 func TestKubectlWatch(t *testing.T) {
 	s := StartServer(t, "")
+	s.MustKubectl(t, nginxPod, "create", "-f", "-")
 	w := s.StartKubectl(t, "get", "pods", "-w")
-	Eventually(t, 20*time.Second, "watch header", func() error {
-		if !strings.Contains(w.Output(), "No resources found") && !strings.Contains(w.Output(), "NAME") {
+	Eventually(t, 20*time.Second, "watch lists the existing pod", func() error {
+		if !regexp.MustCompile(`(?m)^web\s+0/1\s+Pending`).MatchString(w.Output()) {
 			return fmt.Errorf("output so far %q", w.Output())
 		}
 		return nil
 	})
-	s.MustKubectl(t, nginxPod, "create", "-f", "-")
-	Eventually(t, 20*time.Second, "watched pod", func() error {
-		if !regexp.MustCompile(`(?m)^web\s+0/1\s+Pending`).MatchString(w.Output()) {
+	s.MustKubectl(t, strings.Replace(nginxPod, "name: web", "name: web-2", 1), "create", "-f", "-")
+	s.MustKubectl(t, "", "label", "pod", "web", "seen=yes")
+	Eventually(t, 20*time.Second, "watch shows the new pod", func() error {
+		if !regexp.MustCompile(`(?m)^web-2\s+0/1\s+Pending`).MatchString(w.Output()) {
 			return fmt.Errorf("output so far %q", w.Output())
 		}
 		return nil
@@ -249,4 +260,3 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return b
 }
-

@@ -1,0 +1,221 @@
+package node
+
+import (
+	"encoding/json"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// HostnameLabel is the label every node carries with its name.
+const HostnameLabel = "kubernetes.io/hostname"
+
+// Reasons and messages of a Ready condition the controller sets to Unknown.
+const (
+	ReasonStatusUnknown       = "NodeStatusUnknown"
+	MessageStatusUnknown      = "Kubelet stopped posting node status."
+	ReasonStatusNeverUpdated  = "NodeStatusNeverUpdated"
+	MessageStatusNeverUpdated = "Kubelet never posted node status."
+	// EventNodeNotReady is recorded when a node stops being Ready.
+	EventNodeNotReady = "NodeNotReady"
+)
+
+// Config holds the controller-manager flags of node monitoring.
+type Config struct {
+	MonitorGracePeriod time.Duration // --node-monitor-grace-period
+	StartupGracePeriod time.Duration // --node-startup-grace-period
+	PodEvictionTimeout time.Duration // --pod-eviction-timeout
+	DeletingPodsQPS    float64       // --deleting-pods-qps: nodes evicted per second
+	DeletingPodsBurst  int           // --deleting-pods-burst
+}
+
+// DefaultConfig returns the Kubernetes 1.0 defaults.
+func DefaultConfig() Config {
+	return Config{
+		MonitorGracePeriod: 40 * time.Second,
+		StartupGracePeriod: 60 * time.Second,
+		PodEvictionTimeout: 5 * time.Minute,
+		DeletingPodsQPS:    0.1,
+		DeletingPodsBurst:  10,
+	}
+}
+
+// Observed is what the controller remembers of a node between decisions, on its own
+// clock so that the clock of the node's agent does not matter: the heartbeat and
+// transition times last read from the Ready condition, and when (locally) each last
+// changed. The zero value is a node not seen yet (for example after a restart).
+type Observed struct {
+	Heartbeat    time.Time              `json:"heartbeat,omitzero"`
+	Transition   time.Time              `json:"transition,omitzero"`
+	Status       corev1.ConditionStatus `json:"status,omitempty"` // Ready status last decided
+	ProbeAt      time.Time              `json:"probeAt,omitzero"`
+	TransitionAt time.Time              `json:"transitionAt,omitzero"`
+}
+
+// Plan is what the controller does with one node at one time.
+type Plan struct {
+	// Status, when set, is the node's new status (its Ready condition marked Unknown),
+	// to write through nodes/status.
+	Status *corev1.NodeStatus `json:"status,omitempty"`
+	// LabelPatch, when set, is a merge patch adding the hostname label.
+	LabelPatch json.RawMessage `json:"labelPatch,omitempty"`
+	// EvictPods are the pods of the node to delete now.
+	EvictPods []types.NamespacedName `json:"evictPods,omitempty"`
+	// EvictionPending: eviction is due but the limiter had no token; see NextCheck.
+	EvictionPending bool `json:"evictionPending,omitempty"`
+	// Event is a node event to record ("NodeNotReady"), or empty.
+	Event string `json:"event,omitempty"`
+	// NextCheck is when to decide again if nothing happens before; zero when no timer
+	// is needed (the node is Unknown and has nothing left to evict).
+	NextCheck time.Time `json:"nextCheck,omitzero"`
+	// Observed and Limiter replace the caller's.
+	Observed Observed `json:"observed"`
+	Limiter  Limiter  `json:"limiter"`
+}
+
+// Decide looks at node at now: pods are the pods bound to it (others are ignored), obs
+// what the controller remembered of it, lim the eviction token bucket (shared by all
+// nodes: the caller keeps one and threads it through every decision).
+func Decide(node *corev1.Node, pods []*corev1.Pod, obs Observed, lim Limiter, cfg Config, now time.Time) Plan {
+	plan := Plan{Limiter: lim}
+	if _, ok := node.Labels[HostnameLabel]; !ok {
+		plan.LabelPatch = labelPatch(node.Name)
+	}
+
+	cond := readyCondition(node.Status.Conditions)
+	grace := cfg.MonitorGracePeriod
+	if cond == nil {
+		grace = cfg.StartupGracePeriod
+	}
+	obs = observe(obs, node, cond, now)
+	status := corev1.ConditionUnknown
+	if cond != nil {
+		status = cond.Status
+	}
+
+	// Heartbeats stopped: Ready becomes Unknown.
+	staleAt := obs.ProbeAt.Add(grace)
+	if !now.Before(staleAt) && (cond == nil || cond.Status != corev1.ConditionUnknown) {
+		st := node.Status.DeepCopy()
+		at := metav1.NewTime(now).Rfc3339Copy()
+		if cond == nil {
+			st.Conditions = append(st.Conditions, corev1.NodeCondition{
+				Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
+				Reason: ReasonStatusNeverUpdated, Message: MessageStatusNeverUpdated,
+				LastHeartbeatTime: node.CreationTimestamp, LastTransitionTime: at,
+			})
+		} else {
+			c := readyCondition(st.Conditions)
+			c.Status, c.Reason, c.Message, c.LastTransitionTime = corev1.ConditionUnknown, ReasonStatusUnknown, MessageStatusUnknown, at
+		}
+		plan.Status = st
+		status = corev1.ConditionUnknown
+		obs.Transition, obs.TransitionAt = at.Time, now
+	}
+	if obs.Status == corev1.ConditionTrue && status != corev1.ConditionTrue {
+		plan.Event = EventNodeNotReady
+	}
+	obs.Status = status
+	plan.Observed = obs
+	if plan.Status == nil && (cond == nil || cond.Status != corev1.ConditionUnknown) {
+		plan.NextCheck = staleAt // heartbeats may stop
+	}
+	if status == corev1.ConditionTrue {
+		return plan
+	}
+
+	// Not ready for long enough: evict the node's pods. As in Kubernetes 1.0, False
+	// counts from the transition, Unknown from the last heartbeat less the grace period.
+	var due time.Time
+	if status == corev1.ConditionFalse {
+		due = obs.TransitionAt.Add(cfg.PodEvictionTimeout)
+	} else {
+		due = obs.ProbeAt.Add(cfg.PodEvictionTimeout - grace)
+	}
+	if now.Before(due) {
+		plan.NextCheck = earliest(plan.NextCheck, due)
+		return plan
+	}
+	victims := podsOf(node.Name, pods)
+	if len(victims) == 0 {
+		return plan
+	}
+	var ok bool
+	if plan.Limiter, ok = lim.Take(now); !ok {
+		plan.EvictionPending = true
+		plan.NextCheck = earliest(plan.NextCheck, plan.Limiter.Available(now))
+		return plan
+	}
+	plan.EvictPods = victims
+	return plan
+}
+
+// observe records what changed in the Ready condition since the last look, on the
+// controller's clock. A node that never posted is read as a condition whose times are
+// the node's creation, so its grace period runs from creation.
+func observe(obs Observed, node *corev1.Node, cond *corev1.NodeCondition, now time.Time) Observed {
+	hb, tr := node.CreationTimestamp.Time, node.CreationTimestamp.Time
+	if cond != nil {
+		hb, tr = cond.LastHeartbeatTime.Time, cond.LastTransitionTime.Time
+	}
+	switch {
+	case obs.ProbeAt.IsZero() && cond == nil:
+		obs.ProbeAt, obs.TransitionAt = hb, tr
+	case obs.ProbeAt.IsZero(): // first sight, say after a restart: a fresh grace period
+		obs.ProbeAt, obs.TransitionAt = now, now
+	default:
+		if !hb.Equal(obs.Heartbeat) {
+			obs.ProbeAt = now
+		}
+		if !tr.Equal(obs.Transition) {
+			obs.TransitionAt = now
+		}
+	}
+	obs.Heartbeat, obs.Transition = hb, tr
+	return obs
+}
+
+// Schedulable reports whether pods may be placed on node: it is Ready and not
+// cordoned (spec.unschedulable).
+func Schedulable(node *corev1.Node) bool {
+	c := readyCondition(node.Status.Conditions)
+	return !node.Spec.Unschedulable && c != nil && c.Status == corev1.ConditionTrue
+}
+
+func readyCondition(cs []corev1.NodeCondition) *corev1.NodeCondition {
+	for i := range cs {
+		if cs[i].Type == corev1.NodeReady {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// podsOf returns the pods bound to node that are not already terminating.
+func podsOf(node string, pods []*corev1.Pod) []types.NamespacedName {
+	var out []types.NamespacedName
+	for _, p := range pods {
+		if p.Spec.NodeName == node && p.DeletionTimestamp == nil {
+			out = append(out, types.NamespacedName{Namespace: p.Namespace, Name: p.Name})
+		}
+	}
+	return out
+}
+
+func labelPatch(name string) json.RawMessage {
+	b, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{HostnameLabel: name}}})
+	if err != nil {
+		panic(err) // a map of strings always marshals
+	}
+	return b
+}
+
+// earliest of two times, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
+}

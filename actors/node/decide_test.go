@@ -1,0 +1,317 @@
+package node
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var (
+	t0  = time.Date(2015, 8, 4, 14, 34, 22, 0, time.UTC) // node created
+	cfg = DefaultConfig()
+)
+
+type nodeB struct{ n *corev1.Node }
+
+func newNode(name string) *nodeB {
+	return &nodeB{&corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name: name, CreationTimestamp: metav1.NewTime(t0), Labels: map[string]string{HostnameLabel: name},
+	}}}
+}
+
+func (b *nodeB) ready(s corev1.ConditionStatus, heartbeat, transition time.Time) *nodeB {
+	b.n.Status.Conditions = []corev1.NodeCondition{{
+		Type: corev1.NodeReady, Status: s, Reason: "kubelet is posting ready status",
+		LastHeartbeatTime: metav1.NewTime(heartbeat), LastTransitionTime: metav1.NewTime(transition),
+	}}
+	return b
+}
+func (b *nodeB) noLabels() *nodeB  { b.n.Labels = nil; return b }
+func (b *nodeB) cordoned() *nodeB  { b.n.Spec.Unschedulable = true; return b }
+func (b *nodeB) obj() *corev1.Node { return b.n }
+func full(now time.Time) Limiter   { return NewLimiter(cfg.DeletingPodsQPS, cfg.DeletingPodsBurst, now) }
+func empty(now time.Time) Limiter  { l := full(now); l.Tokens = 0; return l }
+func at(d time.Duration) time.Time { return t0.Add(d) }
+func seen(probe, transition time.Duration, hb, tr time.Time, st corev1.ConditionStatus) Observed {
+	return Observed{Heartbeat: hb, Transition: tr, Status: st, ProbeAt: at(probe), TransitionAt: at(transition)}
+}
+
+func pod(ns, name, node string, terminating bool) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: corev1.PodSpec{NodeName: node}}
+	if terminating {
+		ts := metav1.NewTime(t0)
+		p.DeletionTimestamp = &ts
+	}
+	return p
+}
+
+func TestDecide(t *testing.T) {
+	pods := []*corev1.Pod{pod("default", "a", "n1", false), pod("kube-system", "b", "n1", false), pod("default", "gone", "n1", true), pod("default", "elsewhere", "n2", false)}
+	hb := at(10 * time.Second)
+	tests := []struct {
+		name          string
+		node          *corev1.Node
+		obs           Observed
+		lim           Limiter
+		now           time.Time
+		wantCondition *corev1.NodeCondition // the Ready condition written, nil when none
+		wantLabel     bool
+		wantEvict     []string
+		wantPending   bool
+		wantEvent     string
+		wantNext      time.Time
+		wantProbe     time.Time
+	}{
+		{
+			name: "fresh heartbeat: look again when the grace period ends",
+			node: newNode("n1").ready(corev1.ConditionTrue, hb, hb).obj(), obs: seen(10*time.Second, 10*time.Second, hb, hb, corev1.ConditionTrue),
+			now: at(30 * time.Second), wantNext: at(50 * time.Second), wantProbe: at(10 * time.Second),
+		},
+		{
+			name: "missing hostname label is added",
+			node: newNode("n1").noLabels().ready(corev1.ConditionTrue, hb, hb).obj(), obs: seen(10*time.Second, 10*time.Second, hb, hb, corev1.ConditionTrue),
+			now: at(30 * time.Second), wantLabel: true, wantNext: at(50 * time.Second), wantProbe: at(10 * time.Second),
+		},
+		{
+			name: "new heartbeat moves the probe time to the controller's now",
+			node: newNode("n1").ready(corev1.ConditionTrue, at(25*time.Second), hb).obj(), obs: seen(10*time.Second, 10*time.Second, hb, hb, corev1.ConditionTrue),
+			now: at(31 * time.Second), wantNext: at(71 * time.Second), wantProbe: at(31 * time.Second),
+		},
+		{
+			name: "no heartbeat for the grace period: Unknown",
+			node: newNode("n1").ready(corev1.ConditionTrue, hb, hb).obj(), obs: seen(10*time.Second, 10*time.Second, hb, hb, corev1.ConditionTrue),
+			now: at(50 * time.Second),
+			wantCondition: &corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: ReasonStatusUnknown, Message: MessageStatusUnknown,
+				LastHeartbeatTime: metav1.NewTime(hb), LastTransitionTime: metav1.NewTime(at(50 * time.Second))},
+			wantEvent: EventNodeNotReady, wantNext: at(10*time.Second + 5*time.Minute - 40*time.Second), wantProbe: at(10 * time.Second),
+		},
+		{
+			name: "never posted, within the startup grace period",
+			node: newNode("n1").obj(), now: at(59 * time.Second), wantNext: at(60 * time.Second), wantProbe: t0,
+		},
+		{
+			name: "never posted after the startup grace period: Unknown",
+			node: newNode("n1").obj(), now: at(60 * time.Second),
+			wantCondition: &corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: ReasonStatusNeverUpdated, Message: MessageStatusNeverUpdated,
+				LastHeartbeatTime: metav1.NewTime(t0), LastTransitionTime: metav1.NewTime(at(60 * time.Second))},
+			wantNext: at(4 * time.Minute), wantProbe: t0,
+		},
+		{
+			name: "first sight after a restart: a fresh grace period, whatever the agent's clock says",
+			node: newNode("n1").ready(corev1.ConditionTrue, hb, hb).obj(),
+			now:  at(time.Hour), wantNext: at(time.Hour + 40*time.Second), wantProbe: at(time.Hour),
+		},
+		{
+			name: "Unknown, eviction not due yet",
+			node: newNode("n1").ready(corev1.ConditionUnknown, hb, at(50*time.Second)).obj(), obs: seen(10*time.Second, 50*time.Second, hb, at(50*time.Second), corev1.ConditionUnknown),
+			now: at(4 * time.Minute), wantNext: at(10*time.Second + 5*time.Minute - 40*time.Second), wantProbe: at(10 * time.Second),
+		},
+		{
+			name: "Unknown long enough: pods evicted, terminating and other nodes' pods left alone",
+			node: newNode("n1").ready(corev1.ConditionUnknown, hb, at(50*time.Second)).obj(), obs: seen(10*time.Second, 50*time.Second, hb, at(50*time.Second), corev1.ConditionUnknown),
+			now: at(10*time.Second + 5*time.Minute - 40*time.Second), wantEvict: []string{"default/a", "kube-system/b"}, wantProbe: at(10 * time.Second),
+		},
+		{
+			name: "NotReady under the eviction timeout",
+			node: newNode("n1").ready(corev1.ConditionFalse, at(5*time.Minute+50*time.Second), at(time.Minute)).obj(), obs: seen(5*time.Minute+50*time.Second, time.Minute, at(5*time.Minute+50*time.Second), at(time.Minute), corev1.ConditionFalse),
+			now: at(5*time.Minute + 59*time.Second), wantNext: at(6 * time.Minute), wantProbe: at(5*time.Minute + 50*time.Second),
+		},
+		{
+			name: "NotReady for the eviction timeout: evicted",
+			node: newNode("n1").ready(corev1.ConditionFalse, at(5*time.Minute+50*time.Second), at(time.Minute)).obj(), obs: seen(5*time.Minute+50*time.Second, time.Minute, at(5*time.Minute+50*time.Second), at(time.Minute), corev1.ConditionFalse),
+			now: at(6 * time.Minute), wantEvict: []string{"default/a", "kube-system/b"}, wantNext: at(6*time.Minute + 30*time.Second), wantProbe: at(5*time.Minute + 50*time.Second),
+		},
+		{
+			name: "Ready again: nothing evicted",
+			node: newNode("n1").ready(corev1.ConditionTrue, at(time.Hour), at(time.Hour)).obj(), obs: seen(time.Minute, time.Minute, hb, hb, corev1.ConditionUnknown),
+			now: at(time.Hour), wantNext: at(time.Hour + 40*time.Second), wantProbe: at(time.Hour),
+		},
+		{
+			name: "eviction due but no token: pending until one refills",
+			node: newNode("n1").ready(corev1.ConditionUnknown, hb, at(50*time.Second)).obj(), obs: seen(10*time.Second, 50*time.Second, hb, at(50*time.Second), corev1.ConditionUnknown),
+			lim: empty(at(time.Hour)), now: at(time.Hour), wantPending: true, wantNext: at(time.Hour + 10*time.Second), wantProbe: at(10 * time.Second),
+		},
+		{
+			name: "Unknown with nothing left to evict: no timer",
+			node: newNode("n3").ready(corev1.ConditionUnknown, hb, at(50*time.Second)).obj(), obs: seen(10*time.Second, 50*time.Second, hb, at(50*time.Second), corev1.ConditionUnknown),
+			now: at(time.Hour), wantProbe: at(10 * time.Second),
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lim := tc.lim
+			if lim.Burst == 0 {
+				lim = full(tc.now)
+			}
+			plan := Decide(tc.node, pods, tc.obs, lim, cfg, tc.now)
+			switch {
+			case tc.wantCondition == nil && plan.Status != nil:
+				t.Errorf("status written: %+v", plan.Status)
+			case tc.wantCondition != nil && plan.Status == nil:
+				t.Errorf("no status written")
+			case tc.wantCondition != nil:
+				got := readyCondition(plan.Status.Conditions)
+				if got == nil || !got.LastHeartbeatTime.Equal(&tc.wantCondition.LastHeartbeatTime) || !got.LastTransitionTime.Equal(&tc.wantCondition.LastTransitionTime) ||
+					got.Status != tc.wantCondition.Status || got.Reason != tc.wantCondition.Reason || got.Message != tc.wantCondition.Message || len(plan.Status.Conditions) != 1 {
+					t.Errorf("condition = %+v, want %+v", got, tc.wantCondition)
+				}
+				if len(tc.node.Status.Conditions) > 0 && tc.node.Status.Conditions[0].Status == corev1.ConditionUnknown {
+					t.Errorf("the node given was modified")
+				}
+			}
+			if got := plan.LabelPatch != nil; got != tc.wantLabel {
+				t.Errorf("label patch = %s", plan.LabelPatch)
+			} else if got && string(plan.LabelPatch) != `{"metadata":{"labels":{"kubernetes.io/hostname":"n1"}}}` {
+				t.Errorf("label patch = %s", plan.LabelPatch)
+			}
+			var evicted []string
+			for _, n := range plan.EvictPods {
+				evicted = append(evicted, n.String())
+			}
+			if !slices.Equal(evicted, tc.wantEvict) {
+				t.Errorf("evicted %v, want %v", evicted, tc.wantEvict)
+			}
+			if evicted != nil && plan.Limiter.Tokens != lim.Tokens-1 {
+				t.Errorf("tokens %v after eviction, had %v", plan.Limiter.Tokens, lim.Tokens)
+			}
+			if plan.EvictionPending != tc.wantPending || plan.Event != tc.wantEvent {
+				t.Errorf("pending %v event %q", plan.EvictionPending, plan.Event)
+			}
+			if !plan.NextCheck.Equal(tc.wantNext) {
+				t.Errorf("next check %v, want %v", plan.NextCheck, tc.wantNext)
+			}
+			if !plan.Observed.ProbeAt.Equal(tc.wantProbe) {
+				t.Errorf("probe at %v, want %v", plan.Observed.ProbeAt, tc.wantProbe)
+			}
+		})
+	}
+}
+
+// TestLifecycle drives one node through time, applying each plan as the actor would:
+// heartbeats every 10s until 1m, then silence.
+func TestLifecycle(t *testing.T) {
+	n := newNode("n1").obj()
+	pods := []*corev1.Pod{pod("default", "web", "n1", false)}
+	var obs Observed
+	lim := full(t0)
+	var unknownAt, evictedAt time.Time
+	for now := t0; now.Before(at(10 * time.Minute)); now = now.Add(5 * time.Second) {
+		if now.After(t0) && !now.After(at(time.Minute)) && now.Sub(t0)%(10*time.Second) == 0 {
+			n = newNode("n1").ready(corev1.ConditionTrue, now, at(10*time.Second)).obj()
+		}
+		plan := Decide(n, pods, obs, lim, cfg, now)
+		obs, lim = plan.Observed, plan.Limiter
+		if plan.Status != nil {
+			if !unknownAt.IsZero() {
+				t.Fatalf("status written twice, at %v and %v", unknownAt, now)
+			}
+			unknownAt = now
+			n = n.DeepCopy()
+			n.Status = *plan.Status
+		}
+		if len(plan.EvictPods) > 0 {
+			evictedAt = now
+			pods = nil
+		}
+	}
+	if want := at(time.Minute + 40*time.Second); !unknownAt.Equal(want) {
+		t.Errorf("Unknown at %v, want %v", unknownAt.Sub(t0), want.Sub(t0))
+	}
+	// Unknown evicts at the last heartbeat + (podEvictionTimeout - grace period).
+	if want := at(time.Minute + 5*time.Minute - 40*time.Second); !evictedAt.Equal(want) {
+		t.Errorf("evicted at %v, want %v", evictedAt.Sub(t0), want.Sub(t0))
+	}
+}
+
+// TestEvictionRateLimit: 15 nodes go Unknown together; the shared bucket lets 10 be
+// evicted at once, then one every 10 seconds.
+func TestEvictionRateLimit(t *testing.T) {
+	hb := at(10 * time.Second)
+	start := at(time.Hour)
+	lim := full(t0)
+	pending := map[string]bool{}
+	var nodes []string
+	for i := range 15 {
+		name := fmt.Sprintf("n%02d", i)
+		nodes = append(nodes, name)
+		pending[name] = true
+	}
+	steps := []struct {
+		after     time.Duration
+		wantCount int // nodes evicted so far
+	}{{0, 10}, {5 * time.Second, 10}, {10 * time.Second, 11}, {19 * time.Second, 11}, {20 * time.Second, 12}, {50 * time.Second, 15}}
+	evicted := 0
+	for _, st := range steps {
+		t.Run(st.after.String(), func(t *testing.T) {
+			now := start.Add(st.after)
+			for _, name := range nodes {
+				if !pending[name] {
+					continue
+				}
+				n := newNode(name).ready(corev1.ConditionUnknown, hb, at(50*time.Second)).obj()
+				plan := Decide(n, []*corev1.Pod{pod("default", "p-"+name, name, false)}, seen(10*time.Second, 50*time.Second, hb, at(50*time.Second), corev1.ConditionUnknown), lim, cfg, now)
+				lim = plan.Limiter
+				if len(plan.EvictPods) > 0 {
+					evicted++
+					pending[name] = false
+				} else if !plan.EvictionPending {
+					t.Fatalf("%s neither evicted nor pending", name)
+				}
+			}
+			if evicted != st.wantCount {
+				t.Fatalf("evicted %d nodes, want %d", evicted, st.wantCount)
+			}
+		})
+	}
+}
+
+func TestLimiter(t *testing.T) {
+	l := NewLimiter(0.1, 2, t0)
+	var ok bool
+	steps := []struct {
+		at      time.Duration
+		wantOK  bool
+		wantAvl time.Duration // Available after the step
+	}{{0, true, 0}, {0, true, 10 * time.Second}, {0, false, 10 * time.Second}, {5 * time.Second, false, 10 * time.Second}, {10 * time.Second, true, 20 * time.Second}, {time.Hour, true, time.Hour}}
+	for i, st := range steps {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			if l, ok = l.Take(at(st.at)); ok != st.wantOK {
+				t.Fatalf("take at %v = %v", st.at, ok)
+			}
+			if got := l.Available(at(st.at)); !got.Equal(at(st.wantAvl)) {
+				t.Fatalf("available %v, want %v", got.Sub(t0), st.wantAvl)
+			}
+		})
+	}
+	if _, ok := (Limiter{Burst: 1}).Take(t0); ok {
+		t.Fatal("an empty bucket without QPS gave a token")
+	}
+	if !(Limiter{Burst: 1}).Available(t0).IsZero() {
+		t.Fatal("an empty bucket without QPS will never refill")
+	}
+}
+
+func TestSchedulable(t *testing.T) {
+	tests := []struct {
+		name string
+		node *corev1.Node
+		want bool
+	}{
+		{"ready", newNode("n").ready(corev1.ConditionTrue, t0, t0).obj(), true},
+		{"cordoned", newNode("n").ready(corev1.ConditionTrue, t0, t0).cordoned().obj(), false},
+		{"not ready", newNode("n").ready(corev1.ConditionFalse, t0, t0).obj(), false},
+		{"unknown", newNode("n").ready(corev1.ConditionUnknown, t0, t0).obj(), false},
+		{"never posted", newNode("n").obj(), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Schedulable(tc.node); got != tc.want {
+				t.Fatalf("Schedulable = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,252 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeactor/kubeactor/gateway/resource"
+)
+
+// Media types this server reads and writes.
+const (
+	mediaJSON     = "application/json"
+	mediaYAML     = "application/yaml"
+	mediaProtobuf = "application/vnd.kubernetes.protobuf"
+)
+
+// output is how a response body is written, chosen from the Accept header.
+type output int
+
+const (
+	outJSON output = iota
+	outYAML
+	outProtobuf
+	outTable // a meta.k8s.io/v1 Table, in JSON
+)
+
+// negotiate picks the first entry of Accept this server can produce; anything it
+// cannot produce falls back to JSON, as clients that ask for extras also accept it.
+func negotiate(accept string) output {
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		as := params["as"]
+		switch mt {
+		case mediaJSON, "application/*", "*/*":
+			if as == "" {
+				return outJSON
+			}
+			if as == "Table" && params["g"] == "meta.k8s.io" && params["v"] == "v1" {
+				return outTable
+			}
+		case mediaYAML:
+			if as == "" {
+				return outYAML
+			}
+		case mediaProtobuf:
+			if as == "" {
+				return outProtobuf
+			}
+		}
+	}
+	return outJSON
+}
+
+// Serializers: strict ones report unknown and duplicate fields, used for request
+// bodies; the codec factory's ones write responses.
+var (
+	jsonStrict = jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, resource.Scheme, resource.Scheme,
+		jsonserializer.SerializerOptions{Strict: true})
+	yamlStrict = jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, resource.Scheme, resource.Scheme,
+		jsonserializer.SerializerOptions{Yaml: true, Strict: true})
+	protobufInfo, _ = runtime.SerializerInfoForMediaType(resource.Codecs.SupportedMediaTypes(), mediaProtobuf)
+	yamlInfo, _     = runtime.SerializerInfoForMediaType(resource.Codecs.SupportedMediaTypes(), mediaYAML)
+)
+
+// setKind fills an object's kind and apiVersion from the scheme when they are empty.
+func setKind(obj runtime.Object) {
+	if !obj.GetObjectKind().GroupVersionKind().Empty() {
+		return
+	}
+	if kinds, _, err := resource.Scheme.ObjectKinds(obj); err == nil && len(kinds) > 0 {
+		obj.GetObjectKind().SetGroupVersionKind(kinds[0])
+	}
+}
+
+// writeJSON writes v as JSON with code.
+func writeJSON(c echo.Context, code int, v interface{}) error {
+	if obj, ok := v.(runtime.Object); ok {
+		setKind(obj)
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode response: %w", err)
+	}
+	return c.Blob(code, mediaJSON, data)
+}
+
+// writeObject writes an API object in the negotiated encoding (Table output is the
+// callers' concern, so here it is JSON).
+func writeObject(c echo.Context, code int, obj runtime.Object) error {
+	setKind(obj)
+	switch negotiate(c.Request().Header.Get(echo.HeaderAccept)) {
+	case outProtobuf:
+		var buf bytes.Buffer
+		if err := protobufInfo.Serializer.Encode(obj, &buf); err != nil {
+			return fmt.Errorf("encode protobuf response: %w", err)
+		}
+		return c.Blob(code, mediaProtobuf, buf.Bytes())
+	case outYAML:
+		var buf bytes.Buffer
+		if err := yamlInfo.Serializer.Encode(obj, &buf); err != nil {
+			return fmt.Errorf("encode yaml response: %w", err)
+		}
+		return c.Blob(code, mediaYAML, buf.Bytes())
+	default:
+		return writeJSON(c, code, obj)
+	}
+}
+
+// readBody reads the whole request body, refusing more than max bytes with 413.
+func readBody(r *http.Request, max int64) ([]byte, error) {
+	if r.Body == nil {
+		return nil, nil
+	}
+	if r.ContentLength > max {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", max))
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	if err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("read request body: %v", err))
+	}
+	if int64(len(data)) > max {
+		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", max))
+	}
+	return data, nil
+}
+
+// fieldValidation is the request's fieldValidation directive.
+type fieldValidation string
+
+const (
+	validationStrict fieldValidation = "Strict"
+	validationWarn   fieldValidation = "Warn"
+	validationIgnore fieldValidation = "Ignore"
+)
+
+// fieldValidationOf reads ?fieldValidation=; the real server's default is Warn.
+func fieldValidationOf(c echo.Context) (fieldValidation, error) {
+	switch v := fieldValidation(c.QueryParam("fieldValidation")); v {
+	case "":
+		return validationWarn, nil
+	case validationStrict, validationWarn, validationIgnore:
+		return v, nil
+	default:
+		return "", apierrors.NewBadRequest(fmt.Sprintf("fieldValidation must be one of Ignore, Warn, Strict; got %q", v))
+	}
+}
+
+// decodeBody decodes a request body of the given content type into a fresh object of
+// kind want. It refuses a body of another kind or version, reports unknown and
+// duplicate fields per the fieldValidation directive (as an error for Strict, as
+// Warning headers for Warn), and answers malformed input with 400.
+func decodeBody(c echo.Context, contentType string, body []byte, want schema.GroupVersionKind, into runtime.Object) (runtime.Object, error) {
+	mode, err := fieldValidationOf(c)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := decodeAs(contentType, body, want, into)
+	if err != nil && runtime.IsStrictDecodingError(err) && obj != nil {
+		switch mode {
+		case validationStrict:
+			return nil, apierrors.NewBadRequest(err.Error())
+		case validationWarn:
+			if se, ok := err.(interface{ Errors() []error }); ok {
+				for _, e := range se.Errors() {
+					c.Response().Header().Add("Warning", fmt.Sprintf("299 - %q", e.Error()))
+				}
+			}
+		}
+		err = nil
+	}
+	return obj, err
+}
+
+// decodeAs decodes body (JSON, YAML or protobuf) into into, which must be of kind want.
+func decodeAs(contentType string, body []byte, want schema.GroupVersionKind, into runtime.Object) (runtime.Object, error) {
+	mt := mediaJSON
+	if contentType != "" {
+		parsed, _, err := mime.ParseMediaType(contentType)
+		if err != nil {
+			return nil, unsupportedMediaType(contentType)
+		}
+		mt = parsed
+	}
+	var dec runtime.Decoder
+	switch mt {
+	case mediaJSON:
+		dec = jsonStrict
+	case mediaYAML, "application/x-yaml", "text/yaml":
+		dec = yamlStrict
+	case mediaProtobuf:
+		dec = protobufInfo.Serializer
+	default:
+		return nil, unsupportedMediaType(contentType)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, apierrors.NewBadRequest("the request body is empty")
+	}
+	obj, gvk, err := dec.Decode(body, &want, into)
+	if err != nil && !(runtime.IsStrictDecodingError(err) && obj != nil) {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded: %v", err))
+	}
+	if gvk != nil && (gvk.Kind != want.Kind || gvk.GroupVersion() != want.GroupVersion()) {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request is a %s, this path takes a %s",
+			describeGVK(*gvk), describeGVK(want)))
+	}
+	if obj != into {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request is not a %s", describeGVK(want)))
+	}
+	obj.GetObjectKind().SetGroupVersionKind(want)
+	return obj, err
+}
+
+func describeGVK(gvk schema.GroupVersionKind) string {
+	return gvk.Kind + " (" + gvk.GroupVersion().String() + ")"
+}
+
+// metaOf is meta.Accessor for objects the scheme knows, which always have metadata.
+func metaOf(obj runtime.Object) (metav1.Object, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, fmt.Errorf("object metadata: %w", err)
+	}
+	return m, nil
+}
+
+// decodeOptions decodes an options body (such as DeleteOptions) whatever group its
+// apiVersion names: JSON or YAML by plain unmarshalling, protobuf by the scheme.
+func decodeOptions(contentType string, body []byte, into runtime.Object) error {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	if mt == mediaProtobuf {
+		_, _, err := protobufInfo.Serializer.Decode(body, nil, into)
+		return err
+	}
+	return yaml.Unmarshal(body, into)
+}

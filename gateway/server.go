@@ -1,0 +1,305 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/sirupsen/logrus"
+
+	"github.com/kubeactor/kubeactor/actors"
+	"github.com/kubeactor/kubeactor/gateway/openapi"
+	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// DefaultMaxBodyBytes is the largest request body accepted when Config leaves it 0
+// (the real API server's limit).
+const DefaultMaxBodyBytes = 3 << 20
+
+// Config is what the gateway needs to serve.
+type Config struct {
+	Store  *persistence.Store
+	Actors *actors.System
+	Log    logrus.FieldLogger
+	// MaxBodyBytes limits request bodies; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// Now is the clock for creationTimestamp and table ages; nil means time.Now.
+	Now func() time.Time
+	// BookmarkInterval is how often an idle watch that allows bookmarks gets one;
+	// 0 means one second.
+	BookmarkInterval time.Duration
+	// MinWatchTimeout is the shortest server-chosen watch duration (a watch without
+	// timeoutSeconds lasts a random time between it and twice it); 0 means 30 minutes.
+	MinWatchTimeout time.Duration
+	// OpenAPI serves /openapi/v2 and /openapi/v3; nil means openapi.Handler().
+	OpenAPI http.Handler
+}
+
+// Server is the API server. It is safe for concurrent use.
+type Server struct {
+	store   *persistence.Store
+	actors  *actors.System
+	log     logrus.FieldLogger
+	maxBody int64
+	now     func() time.Time
+
+	bookmarkEvery time.Duration
+	minWatch      time.Duration
+
+	echo *echo.Echo
+}
+
+// New checks cfg, fills its defaults and builds the routes.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Actors == nil {
+		return nil, errors.New("gateway: Store and Actors are required")
+	}
+	s := &Server{
+		store: cfg.Store, actors: cfg.Actors, log: cfg.Log, maxBody: cfg.MaxBodyBytes, now: cfg.Now,
+		bookmarkEvery: cfg.BookmarkInterval, minWatch: cfg.MinWatchTimeout,
+	}
+	if s.log == nil {
+		s.log = logrus.StandardLogger()
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.bookmarkEvery <= 0 {
+		s.bookmarkEvery = time.Second
+	}
+	if s.minWatch <= 0 {
+		s.minWatch = 30 * time.Minute
+	}
+	oa := cfg.OpenAPI
+	if oa == nil {
+		h, err := openapi.Handler()
+		if err != nil {
+			return nil, fmt.Errorf("gateway: openapi: %w", err)
+		}
+		oa = h
+	}
+
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(s.traceAndLog, middleware.Recover())
+	s.echo = e
+
+	s.mountDiscovery(e)
+	e.GET("/openapi/v2", echo.WrapHandler(oa))
+	e.GET("/openapi/v3", echo.WrapHandler(oa))
+	e.GET("/openapi/v3/*", echo.WrapHandler(oa))
+	e.Any("/api/v1/proxy/*", s.unavailable)
+	for _, r := range resource.All() {
+		s.mount(e, r)
+	}
+	return s, nil
+}
+
+// Handler is the HTTP handler of the API.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// request is what a route knows about the call: the resource and the path's parts.
+type request struct {
+	res       *resource.Resource
+	namespace string // from the path; "" for cluster-scoped kinds and all-namespace calls
+	name      string
+	sub       string
+	watchPath bool // a /api/v1/watch/... path
+}
+
+// key is the store key of the named object.
+func (rq *request) key() persistence.Key {
+	return persistence.Key{Resource: rq.res.Name, Namespace: rq.namespace, Name: rq.name}
+}
+
+const requestKey = "kubeactor.request"
+
+// op is one of the handlers a route runs.
+type op func(c echo.Context, rq *request) error
+
+// bind makes an echo handler of op for resource r and subresource sub.
+func (s *Server) bind(r *resource.Resource, sub string, watchPath bool, fn op) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		rq := &request{res: r, namespace: c.Param("namespace"), name: c.Param("name"), sub: sub, watchPath: watchPath}
+		c.Set(requestKey, rq)
+		return fn(c, rq)
+	}
+}
+
+// routeVerbs maps a discovery verb to the method and the path form (collection or
+// item) it is served on.
+var routeVerbs = []struct {
+	verb, method string
+	item         bool
+}{
+	{"list", http.MethodGet, false},
+	{"create", http.MethodPost, false},
+	{"deletecollection", http.MethodDelete, false},
+	{"get", http.MethodGet, true},
+	{"update", http.MethodPut, true},
+	{"patch", http.MethodPatch, true},
+	{"delete", http.MethodDelete, true},
+}
+
+// streamingSubresources are answered 503 until the node agent proxy exists.
+var streamingSubresources = map[string]bool{"log": true, "exec": true, "portforward": true, "proxy": true, "attach": true}
+
+// mount registers every route of one resource.
+func (s *Server) mount(e *echo.Echo, r *resource.Resource) {
+	verbs := map[string]bool{}
+	for _, v := range r.Verbs {
+		verbs[v] = true
+	}
+	ops := map[string]op{
+		"list": s.list, "create": s.create, "deletecollection": s.deleteCollection,
+		"get": s.get, "update": s.update, "patch": s.patch, "delete": s.delete,
+	}
+	if r.Name == "componentstatuses" { // probed on request, never stored
+		ops["list"], ops["get"] = s.listComponents, s.getComponent
+	}
+	collection := "/api/v1/" + r.Name
+	watchCollections := []string{"/api/v1/watch/" + r.Name}
+	collections := []string{collection}
+	if r.Namespaced {
+		collection = "/api/v1/namespaces/:namespace/" + r.Name
+		collections = append(collections, collection)
+		watchCollections = append(watchCollections, "/api/v1/watch/namespaces/:namespace/"+r.Name)
+	}
+	item := collection + "/:name"
+	for _, rv := range routeVerbs {
+		if !verbs[rv.verb] {
+			continue
+		}
+		if rv.item {
+			e.Add(rv.method, item, s.bind(r, "", false, ops[rv.verb]))
+			continue
+		}
+		for _, p := range collections {
+			if rv.verb == "deletecollection" && r.Namespaced && p == "/api/v1/"+r.Name {
+				continue // the real API has no cross-namespace deletecollection
+			}
+			e.Add(rv.method, p, s.bind(r, "", false, ops[rv.verb]))
+		}
+	}
+	if verbs["watch"] {
+		for _, p := range watchCollections {
+			e.GET(p, s.bind(r, "", true, s.list))
+		}
+		e.GET(watchCollections[len(watchCollections)-1]+"/:name", s.bind(r, "", true, s.list))
+	}
+	subs := append([]string(nil), r.Subresources...)
+	if r.Kind == "Pod" {
+		for name := range streamingSubresources {
+			if name != "proxy" && !containsString(subs, name) {
+				subs = append(subs, name)
+			}
+		}
+	}
+	for _, sub := range subs {
+		p := item + "/" + sub
+		switch {
+		case sub == "status":
+			e.GET(p, s.bind(r, sub, false, s.get))
+			e.PUT(p, s.bind(r, sub, false, s.update))
+			e.PATCH(p, s.bind(r, sub, false, s.patch))
+		case sub == "scale":
+			e.GET(p, s.bind(r, sub, false, s.getScale))
+			e.PUT(p, s.bind(r, sub, false, s.updateScale))
+			e.PATCH(p, s.bind(r, sub, false, s.patchScale))
+		case sub == "binding":
+			e.POST(p, s.bind(r, sub, false, s.createBinding))
+		case sub == "finalize":
+			e.PUT(p, s.bind(r, sub, false, s.finalize))
+		case streamingSubresources[sub]:
+			e.Any(p, s.unavailable)
+			e.Any(p+"/*", s.unavailable)
+		}
+	}
+	if r.Kind == "Pod" && !containsString(subs, "proxy") {
+		e.Any(item+"/proxy", s.unavailable)
+		e.Any(item+"/proxy/*", s.unavailable)
+	}
+}
+
+// Bootstrap creates the namespaces every cluster has, "default" and "kube-system",
+// when they are missing.
+func (s *Server) Bootstrap(ctx context.Context) error {
+	r, ok := resource.Lookup("namespaces")
+	if !ok {
+		return errors.New("gateway: bootstrap: no namespaces resource")
+	}
+	for _, name := range []string{"default", "kube-system"} {
+		rq := &request{res: r, name: name}
+		if _, err := s.store.Get(rq.key()); err == nil {
+			continue
+		} else if !errors.Is(err, persistence.ErrNotFound) {
+			return fmt.Errorf("gateway: bootstrap namespace %s: %w", name, err)
+		}
+		ns := r.New()
+		accessor, err := metaOf(ns)
+		if err != nil {
+			return fmt.Errorf("gateway: bootstrap namespace %s: %w", name, err)
+		}
+		accessor.SetName(name)
+		if _, err := s.createObject(ctx, rq, ns, false); err != nil && !isAlreadyExists(err) {
+			return fmt.Errorf("gateway: bootstrap namespace %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// traceAndLog gives each request its trace id (from traceparent, X-Request-Id or a new
+// one), echoes it in Audit-Id, and logs one debug line when the request ends.
+func (s *Server) traceAndLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		req := c.Request()
+		id := traceID(req.Header)
+		c.Response().Header().Set("Audit-Id", id)
+		c.SetRequest(req.WithContext(actors.WithTrace(req.Context(), id)))
+		if err := next(c); err != nil {
+			c.Error(err)
+		}
+		if s.log != nil {
+			s.log.WithFields(logrus.Fields{
+				"method": req.Method, "path": req.URL.Path, "query": req.URL.RawQuery,
+				"status": c.Response().Status, "bytes": c.Response().Size,
+				"duration": time.Since(start), "trace": id,
+			}).Debug("request")
+		}
+		return nil
+	}
+}
+
+// traceID takes the trace-id part of a W3C traceparent, else X-Request-Id, else a new id.
+func traceID(h http.Header) string {
+	if tp := h.Get("traceparent"); tp != "" {
+		parts := strings.Split(tp, "-")
+		if len(parts) >= 4 && len(parts[1]) == 32 {
+			return parts[1]
+		}
+	}
+	if id := h.Get("X-Request-Id"); id != "" && len(id) <= 128 {
+		return id
+	}
+	return newUID()
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,282 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// initialEventsEnd is the annotation of the bookmark that ends a WatchList's initial
+// events.
+const initialEventsEnd = "k8s.io/initial-events-end"
+
+// Event types the store does not produce.
+const (
+	eventBookmark = "BOOKMARK"
+	eventError    = "ERROR"
+)
+
+// watchFilter turns store events into the events a selective watch sees: an object
+// that starts matching is ADDED, one that stops matching is DELETED, as the real
+// watch cache does. visible is nil when the earlier state is unknown; then only
+// matching events pass, unchanged.
+type watchFilter struct {
+	sel     *selection
+	visible map[string]bool
+}
+
+// classify returns the type to send ev as, or false to drop it.
+func (f *watchFilter) classify(ev persistence.Event) (string, bool) {
+	if f.sel.everything() {
+		return string(ev.Type), true
+	}
+	match := f.sel.matches(ev.Item.Object)
+	if f.visible == nil {
+		return string(ev.Type), match
+	}
+	pos := itemPosition(ev.Item)
+	was := f.visible[pos]
+	switch {
+	case ev.Type == persistence.Deleted:
+		delete(f.visible, pos)
+		return string(persistence.Deleted), was
+	case match && was:
+		return string(persistence.Modified), true
+	case match:
+		f.visible[pos] = true
+		return string(persistence.Added), true
+	case was:
+		delete(f.visible, pos)
+		return string(persistence.Deleted), true
+	default:
+		return "", false
+	}
+}
+
+// watchStream writes watch events to one client.
+type watchStream struct {
+	s       *Server
+	c       echo.Context
+	rq      *request
+	w       *bufio.Writer
+	asTable bool
+	headers bool // the next Table event carries the column definitions
+}
+
+// event writes one event; obj is the object's cached JSON.
+func (ws *watchStream) event(typ string, it *persistence.Item) error {
+	if ws.asTable {
+		t, err := ws.s.table(ws.c, ws.rq.res, []*persistence.Item{it}, metav1.ListMeta{ResourceVersion: strconv.FormatInt(it.Revision, 10)}, ws.headers)
+		if err != nil {
+			return err
+		}
+		ws.headers = false
+		data, err := json.Marshal(t)
+		if err != nil {
+			return fmt.Errorf("encode watch table: %w", err)
+		}
+		return ws.frame(typ, data)
+	}
+	return ws.frame(typ, it.JSON())
+}
+
+// frame writes {"type":typ,"object":obj} and a newline; obj is shared, not copied.
+func (ws *watchStream) frame(typ string, obj []byte) error {
+	ws.w.WriteString(`{"type":"`)
+	ws.w.WriteString(typ)
+	ws.w.WriteString(`","object":`)
+	ws.w.Write(bytes.TrimRight(obj, "\n"))
+	_, err := ws.w.WriteString("}\n")
+	return err
+}
+
+// bookmark writes a BOOKMARK event at rev; end marks the end of the initial events.
+func (ws *watchStream) bookmark(rev int64, end bool) error {
+	obj := ws.rq.res.New()
+	setKind(obj)
+	m, err := metaOf(obj)
+	if err != nil {
+		return err
+	}
+	m.SetResourceVersion(strconv.FormatInt(rev, 10))
+	if end {
+		m.SetAnnotations(map[string]string{initialEventsEnd: "true"})
+	}
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("encode bookmark: %w", err)
+	}
+	return ws.frame(eventBookmark, data)
+}
+
+// flush sends what is buffered to the client now.
+func (ws *watchStream) flush() error {
+	if err := ws.w.Flush(); err != nil {
+		return err
+	}
+	ws.c.Response().Flush()
+	return nil
+}
+
+// watch streams the changes of a collection (or of one object) as JSON lines.
+func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) error {
+	name := ""
+	if rq.watchPath {
+		name = rq.name
+	}
+	sel, err := parseSelection(rq.res, opts.LabelSelector, opts.FieldSelector, name)
+	if err != nil {
+		return err
+	}
+	rev, err := parseRevision(opts.ResourceVersion)
+	if err != nil {
+		return err
+	}
+	sendInitial := rev == 0
+	if opts.SendInitialEvents != nil {
+		sendInitial = *opts.SendInitialEvents
+	}
+	markInitialEnd := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	timeout := s.minWatch + rand.N(s.minWatch)
+	if opts.TimeoutSeconds != nil && *opts.TimeoutSeconds > 0 {
+		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), timeout)
+	defer cancel()
+
+	filter := &watchFilter{sel: sel}
+	var initial []*persistence.Item
+	from := rev
+	switch {
+	case sendInitial:
+		snap := s.store.Snapshot(rq.res.Name)
+		from = snap.Revision()
+		filter.visible = map[string]bool{}
+		snap.Ascend(rq.namespace, "", func(it *persistence.Item) bool {
+			if sel.matches(it.Object) {
+				initial = append(initial, it)
+				if !sel.everything() {
+					filter.visible[itemPosition(it)] = true
+				}
+			}
+			return true
+		})
+	case rev == 0:
+		from = s.store.Revision()
+		filter.visible = map[string]bool{}
+	case !sel.everything():
+		if snap, err := s.store.SnapshotAt(rq.res.Name, rev); err == nil {
+			filter.visible = map[string]bool{}
+			snap.Ascend(rq.namespace, "", func(it *persistence.Item) bool {
+				if sel.matches(it.Object) {
+					filter.visible[itemPosition(it)] = true
+				}
+				return true
+			})
+		}
+	}
+	watcher, err := s.store.Watch(ctx, rq.res.Name, rq.namespace, from)
+	if errors.Is(err, persistence.ErrCompacted) {
+		return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", rev, s.store.Revision()))
+	}
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", rq.res.Name, err)
+	}
+
+	resp := c.Response()
+	resp.Header().Set(echo.HeaderContentType, mediaJSON)
+	resp.Header().Set("Cache-Control", "no-cache, private")
+	resp.WriteHeader(http.StatusOK)
+	ws := &watchStream{s: s, c: c, rq: rq, w: bufio.NewWriterSize(resp, 32<<10),
+		asTable: negotiate(c.Request().Header.Get(echo.HeaderAccept)) == outTable, headers: true}
+	for _, it := range initial {
+		if err := ws.event(string(persistence.Added), it); err != nil {
+			return nil
+		}
+	}
+	if markInitialEnd && !ws.asTable {
+		if err := ws.bookmark(from, true); err != nil {
+			return nil
+		}
+	}
+	if err := ws.flush(); err != nil {
+		return nil
+	}
+	initial = nil
+
+	batches := make(chan []persistence.Event)
+	failed := make(chan error, 1)
+	go func() {
+		for {
+			evs, err := watcher.Next(ctx)
+			if err != nil {
+				failed <- err
+				return
+			}
+			select {
+			case batches <- evs:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	bookmarks := opts.AllowWatchBookmarks && !ws.asTable
+	ticker := time.NewTicker(s.bookmarkEvery)
+	defer ticker.Stop()
+	last, lastWrite := from, time.Now()
+	for {
+		select {
+		case evs := <-batches:
+			wrote := false
+			for _, ev := range evs {
+				last = ev.Item.Revision
+				typ, ok := filter.classify(ev)
+				if !ok {
+					continue
+				}
+				if err := ws.event(typ, ev.Item); err != nil {
+					return nil
+				}
+				wrote = true
+			}
+			if wrote {
+				if err := ws.flush(); err != nil {
+					return nil
+				}
+				lastWrite = time.Now()
+			}
+		case err := <-failed:
+			if errors.Is(err, persistence.ErrCompacted) {
+				st := toStatus(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", last, s.store.Revision())), rq)
+				if data, err := json.Marshal(st); err == nil && ws.frame(eventError, data) == nil {
+					_ = ws.flush()
+				}
+			}
+			return nil
+		case <-ticker.C:
+			if !bookmarks || time.Since(lastWrite) < s.bookmarkEvery/2 || last == 0 {
+				continue
+			}
+			if err := ws.bookmark(last, false); err != nil || ws.flush() != nil {
+				return nil
+			}
+			lastWrite = time.Now()
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}

@@ -1,0 +1,289 @@
+package gateway
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+)
+
+// nextEvent reads the next event of w or fails after a deadline.
+func nextEvent(t *testing.T, w watch.Interface) watch.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-w.ResultChan():
+		if !ok {
+			t.Fatalf("watch closed")
+		}
+		return ev
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no watch event")
+	}
+	return watch.Event{}
+}
+
+func describe(ev watch.Event) string {
+	switch o := ev.Object.(type) {
+	case *corev1.Pod:
+		return string(ev.Type) + " " + o.Name
+	case *metav1.Status:
+		return string(ev.Type) + " " + string(o.Reason)
+	}
+	return string(ev.Type)
+}
+
+func TestWatch(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	ctx := testCtx(t)
+	pods := h.client.CoreV1().Pods("default")
+	a, err := pods.Create(ctx, newPod("a").label("app", "web").obj(), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+
+	t.Run("initial events then changes", func(t *testing.T) {
+		w, err := pods.Watch(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		defer w.Stop()
+		if got := describe(nextEvent(t, w)); got != "ADDED a" {
+			t.Fatalf("first event %s", got)
+		}
+		if _, err := pods.Create(ctx, newPod("b").obj(), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create: %v", err)
+		}
+		if got := describe(nextEvent(t, w)); got != "ADDED b" {
+			t.Fatalf("event %s", got)
+		}
+		if err := pods.Delete(ctx, "b", metav1.DeleteOptions{}); err != nil {
+			t.Fatalf("delete: %v", err)
+		}
+		if got := describe(nextEvent(t, w)); got != "DELETED b" {
+			t.Fatalf("event %s", got)
+		}
+	})
+
+	t.Run("resume from a resourceVersion", func(t *testing.T) {
+		w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: a.ResourceVersion})
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		defer w.Stop()
+		// b was created and deleted after a.
+		for _, want := range []string{"ADDED b", "DELETED b"} {
+			if got := describe(nextEvent(t, w)); got != want {
+				t.Fatalf("event %s, want %s", got, want)
+			}
+		}
+	})
+
+	t.Run("selector turns changes into ADDED and DELETED", func(t *testing.T) {
+		w, err := pods.Watch(ctx, metav1.ListOptions{LabelSelector: "app=web", ResourceVersion: "0"})
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		defer w.Stop()
+		if got := describe(nextEvent(t, w)); got != "ADDED a" {
+			t.Fatalf("event %s", got)
+		}
+		c, err := pods.Create(ctx, newPod("c").label("app", "db").obj(), metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create: %v", err)
+		}
+		c = c.DeepCopy()
+		c.Labels["app"] = "web"
+		if c, err = pods.Update(ctx, c, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("update: %v", err)
+		}
+		if got := describe(nextEvent(t, w)); got != "ADDED c" {
+			t.Fatalf("event %s", got)
+		}
+		c = c.DeepCopy()
+		c.Labels["app"] = "cache"
+		if _, err = pods.Update(ctx, c, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("update: %v", err)
+		}
+		if got := describe(nextEvent(t, w)); got != "DELETED c" {
+			t.Fatalf("event %s", got)
+		}
+	})
+
+	t.Run("single name by path", func(t *testing.T) {
+		resp, err := http.Get(h.http.URL + "/api/v1/watch/namespaces/default/pods/a?timeoutSeconds=1")
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		var lines []string
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+		if len(lines) != 1 || !strings.HasPrefix(lines[0], `{"type":"ADDED","object":{"kind":"Pod"`) {
+			t.Fatalf("lines %v", lines)
+		}
+	})
+
+	t.Run("watch list ends initial events with a bookmark", func(t *testing.T) {
+		w, err := pods.Watch(ctx, metav1.ListOptions{SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true,
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, FieldSelector: "metadata.name=a"})
+		if err != nil {
+			t.Fatalf("watch: %v", err)
+		}
+		defer w.Stop()
+		if got := describe(nextEvent(t, w)); got != "ADDED a" {
+			t.Fatalf("event %s", got)
+		}
+		ev := nextEvent(t, w)
+		p, ok := ev.Object.(*corev1.Pod)
+		if ev.Type != watch.Bookmark || !ok || p.Annotations[initialEventsEnd] != "true" || p.ResourceVersion == "" {
+			t.Fatalf("bookmark %v %+v", ev.Type, ev.Object)
+		}
+	})
+}
+
+func TestWatchBookmarks(t *testing.T) {
+	h := newHarness(t, harnessOptions{bookmarkInterval: 20 * time.Millisecond})
+	ctx := testCtx(t)
+	pods := h.client.CoreV1().Pods("default")
+	if _, err := pods.Create(ctx, newPod("a").obj(), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	w, err := pods.Watch(ctx, metav1.ListOptions{AllowWatchBookmarks: true})
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	defer w.Stop()
+	if got := describe(nextEvent(t, w)); got != "ADDED a" {
+		t.Fatalf("event %s", got)
+	}
+	if ev := nextEvent(t, w); ev.Type != watch.Bookmark {
+		t.Fatalf("event %s, want a bookmark", describe(ev))
+	}
+}
+
+func TestWatchCompacted(t *testing.T) {
+	h := newHarness(t, harnessOptions{changeLogWindow: 5})
+	ctx := testCtx(t)
+	pods := h.client.CoreV1().Pods("default")
+	first, err := pods.Create(ctx, newPod("first").obj(), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := pods.Create(ctx, newPod(fmt.Sprintf("p%d", i)).obj(), metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create: %v", err)
+		}
+	}
+	code, body, _ := h.do(http.MethodGet, "/api/v1/namespaces/default/pods?watch=1&resourceVersion="+first.ResourceVersion, "", "")
+	var st metav1.Status
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatalf("decode %s: %v", body, err)
+	}
+	if code != http.StatusGone || st.Reason != metav1.StatusReasonExpired || !strings.HasPrefix(st.Message, "too old resource version: "+first.ResourceVersion) {
+		t.Fatalf("code %d status %+v", code, st)
+	}
+	_, err = pods.Watch(ctx, metav1.ListOptions{ResourceVersion: first.ResourceVersion})
+	if !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err) {
+		t.Fatalf("client-go watch: %v", err)
+	}
+}
+
+func TestInformer(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	ctx := testCtx(t)
+	pods := h.client.CoreV1().Pods("default")
+	if _, err := pods.Create(ctx, newPod("before").obj(), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	var mu sync.Mutex
+	var seen []string
+	record := func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, s)
+	}
+	factory := informers.NewSharedInformerFactory(h.client, 0)
+	inf := factory.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj interface{}) { record("add " + obj.(*corev1.Pod).Name) },
+		UpdateFunc: func(_, obj interface{}) {
+			record("update " + obj.(*corev1.Pod).Name + " " + obj.(*corev1.Pod).Labels["v"])
+		},
+		DeleteFunc: func(obj interface{}) {
+			if p, ok := obj.(*corev1.Pod); ok {
+				record("delete " + p.Name)
+			}
+		},
+	}); err != nil {
+		t.Fatalf("handler: %v", err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	factory.Start(stop)
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		t.Fatalf("informer did not sync")
+	}
+	p, err := pods.Create(ctx, newPod("x").obj(), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	p = p.DeepCopy()
+	p.Labels = map[string]string{"v": "2"}
+	if _, err := pods.Update(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	if err := pods.Delete(ctx, "x", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	want := "add before,add x,update x 2,delete x"
+	eventually(t, "informer events", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(seen, ",") == want
+	})
+}
+
+func TestWatchTable(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	if code, body, _ := h.do(http.MethodPost, "/api/v1/namespaces/default/pods", "application/json", podJSON("a")); code != http.StatusCreated {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	req, err := http.NewRequest(http.MethodGet, h.http.URL+"/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1", nil)
+	if err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("watch: %v", err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	if !sc.Scan() {
+		t.Fatalf("no event: %v", sc.Err())
+	}
+	var ev struct {
+		Type   string
+		Object metav1.Table
+	}
+	if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+		t.Fatalf("decode %s: %v", sc.Text(), err)
+	}
+	if ev.Type != "ADDED" || ev.Object.Kind != "Table" || len(ev.Object.Rows) != 1 || len(ev.Object.ColumnDefinitions) == 0 {
+		t.Fatalf("event %s", sc.Text())
+	}
+}
