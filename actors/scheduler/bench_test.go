@@ -1,0 +1,78 @@
+package scheduler
+
+import (
+	"fmt"
+	"math/rand"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
+)
+
+// benchCluster is 5,000 nodes holding 30,000 pods of 100 services.
+func benchCluster(b *testing.B) (*Cache, *corev1.Pod) {
+	b.Helper()
+	r := rand.New(rand.NewSource(1))
+	c := NewCache()
+	for i := 0; i < 5000; i++ {
+		c.SetNode(st.NewNode(fmt.Sprintf("node-%04d", i)).CPU("32").Mem("128Gi").Pods(110).
+			Labels("zone", fmt.Sprintf("z%d", i%3), "rack", fmt.Sprintf("r%d", i%50)).Obj())
+	}
+	for s := 0; s < 100; s++ {
+		c.SetService(st.NewService(fmt.Sprintf("svc-%02d", s), "app", fmt.Sprintf("app-%02d", s)))
+	}
+	for i := 0; i < 30000; i++ {
+		c.SetPod(st.NewPod(fmt.Sprintf("pod-%05d", i)).Labels("app", fmt.Sprintf("app-%02d", r.Intn(100))).
+			CPU("250m").Mem("256Mi").Node(fmt.Sprintf("node-%04d", r.Intn(5000))).Obj())
+	}
+	return c, st.NewPod("new").Labels("app", "app-07").CPU("500m").Mem("512Mi").Obj()
+}
+
+// BenchmarkBid5000Nodes bids one pod on 5,000 nodes and decides, on one goroutine.
+func BenchmarkBid5000Nodes(b *testing.B) {
+	c, pod := benchCluster(b)
+	policy := DefaultPolicy()
+	r := rand.New(rand.NewSource(1))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if d := c.Schedule(pod, &policy, r.Intn); d.Node == "" {
+			b.Fatal("no node")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/5000, "ns/node")
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+}
+
+// BenchmarkBid5000NodesTwoShards bids on two shards in parallel and merges, as two
+// shard actors on two cores would.
+func BenchmarkBid5000NodesTwoShards(b *testing.B) {
+	c, pod := benchCluster(b)
+	policy := DefaultPolicy()
+	shards := c.Shards(2)
+	bufs := make([][]Bid, len(shards))
+	decisions := make([]Decision, len(shards))
+	r := rand.New(rand.NewSource(1))
+	rs := []*rand.Rand{rand.New(rand.NewSource(2)), rand.New(rand.NewSource(3))}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ctx := c.Context(pod, &policy)
+		var wg sync.WaitGroup
+		for s := range shards {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				bufs[s] = policy.BidNodes(pod, shards[s], ctx, bufs[s][:0])
+				decisions[s] = Decide(pod, bufs[s], rs[s].Intn)
+			}()
+		}
+		wg.Wait()
+		if d := Merge(decisions[0], decisions[1], r.Intn); d.Node == "" {
+			b.Fatal("no node")
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+}

@@ -1,0 +1,229 @@
+package scheduler
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
+)
+
+var rewrite = flag.Bool("rewrite", false, "rewrite the .golden files of testdata/scenarios")
+
+// scenario is a cluster and a sequence of steps; each schedule step's decision is
+// assumed, as the scheduler actor does, so later steps see it.
+type scenario struct {
+	Seed     int64           `json:"seed"`
+	Policy   json.RawMessage `json:"policy"` // a policy file; the default when absent
+	Nodes    []nodeSpec      `json:"nodes"`
+	Services []serviceSpec   `json:"services"`
+	Pods     []podSpec       `json:"pods"` // bound already
+	Steps    []step          `json:"steps"`
+}
+
+type step struct {
+	Schedule   *podSpec  `json:"schedule"`   // decide and assume
+	Forget     string    `json:"forget"`     // the binding of this pod failed
+	Bound      string    `json:"bound"`      // the binding of this assumed pod was observed
+	Delete     string    `json:"delete"`     // the pod was deleted
+	SetNode    *nodeSpec `json:"setNode"`    // a node was added or changed
+	RemoveNode string    `json:"removeNode"` // a node was deleted
+}
+
+type nodeSpec struct {
+	Name          string            `json:"name"`
+	CPU           string            `json:"cpu"`
+	Memory        string            `json:"memory"`
+	Pods          int64             `json:"pods"`
+	Labels        map[string]string `json:"labels"`
+	Unschedulable bool              `json:"unschedulable"`
+	NotReady      bool              `json:"notReady"`
+}
+
+type serviceSpec struct {
+	Name     string            `json:"name"`
+	Selector map[string]string `json:"selector"`
+}
+
+type podSpec struct {
+	Name         string            `json:"name"`
+	Node         string            `json:"node"`
+	CPU          string            `json:"cpu"`
+	Memory       string            `json:"memory"`
+	Labels       map[string]string `json:"labels"`
+	NodeSelector map[string]string `json:"nodeSelector"`
+	HostPorts    []int32           `json:"hostPorts"`
+	GCEPD        []string          `json:"gcePD"` // name, or name:ro
+	EBS          []string          `json:"ebs"`
+}
+
+func (s nodeSpec) obj() *corev1.Node {
+	b := st.NewNode(s.Name)
+	if s.CPU != "" {
+		b.CPU(s.CPU)
+	}
+	if s.Memory != "" {
+		b.Mem(s.Memory)
+	}
+	if s.Pods != 0 {
+		b.Pods(s.Pods)
+	}
+	if s.Unschedulable {
+		b.Unschedulable()
+	}
+	if s.NotReady {
+		b.NotReady()
+	}
+	n := b.Obj()
+	n.Labels = s.Labels
+	return n
+}
+
+func (s podSpec) obj() *corev1.Pod {
+	b := st.NewPod(s.Name).Node(s.Node)
+	if s.CPU != "" {
+		b.CPU(s.CPU)
+	}
+	if s.Memory != "" {
+		b.Mem(s.Memory)
+	}
+	for _, p := range s.HostPorts {
+		b.HostPort(p)
+	}
+	for _, d := range s.GCEPD {
+		name, ro := strings.CutSuffix(d, ":ro")
+		b.GCEPD(name, ro)
+	}
+	for _, v := range s.EBS {
+		b.EBS(v, false)
+	}
+	p := b.Obj()
+	p.Labels, p.Spec.NodeSelector = s.Labels, s.NodeSelector
+	return p
+}
+
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob("testdata/scenarios/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sc scenario
+			if err := yaml.UnmarshalStrict(data, &sc); err != nil {
+				t.Fatal(err)
+			}
+			got := run(t, sc)
+			golden := strings.TrimSuffix(file, ".yaml") + ".golden"
+			if *rewrite {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -rewrite to create it)", err)
+			}
+			if got != string(want) {
+				t.Fatalf("%s differs (run with -rewrite to accept):\n--- got\n%s--- want\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+func run(t *testing.T, sc scenario) string {
+	policy := DefaultPolicy()
+	if len(sc.Policy) > 0 {
+		var err error
+		if policy, err = ParsePolicy(sc.Policy); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := NewCache()
+	for _, n := range sc.Nodes {
+		c.SetNode(n.obj())
+	}
+	for _, s := range sc.Services {
+		c.SetService(st.NewService(s.Name, flatten(s.Selector)...))
+	}
+	for _, p := range sc.Pods {
+		c.SetPod(p.obj())
+	}
+	r := rand.New(rand.NewSource(sc.Seed))
+	specs := map[string]podSpec{}
+	var out bytes.Buffer
+	for _, s := range sc.Steps {
+		switch {
+		case s.Schedule != nil:
+			pod := s.Schedule.obj()
+			d := c.Schedule(pod, &policy, r.Intn)
+			writeDecision(&out, d)
+			if d.Node != "" {
+				if err := c.Assume(pod, d.Node, t0); err != nil {
+					t.Fatal(err)
+				}
+				bound := *s.Schedule
+				bound.Node = d.Node
+				specs[bound.Name] = bound
+			}
+		case s.Forget != "":
+			c.Forget("default/" + s.Forget)
+			fmt.Fprintf(&out, "forget default/%s\n", s.Forget)
+		case s.Bound != "":
+			c.SetPod(specs[s.Bound].obj())
+			fmt.Fprintf(&out, "bound default/%s to %s\n", s.Bound, specs[s.Bound].Node)
+		case s.Delete != "":
+			c.DeletePod("default/" + s.Delete)
+			fmt.Fprintf(&out, "delete default/%s\n", s.Delete)
+		case s.SetNode != nil:
+			c.SetNode(s.SetNode.obj())
+			fmt.Fprintf(&out, "set node %s\n", s.SetNode.Name)
+		case s.RemoveNode != "":
+			c.RemoveNode(s.RemoveNode)
+			fmt.Fprintf(&out, "remove node %s\n", s.RemoveNode)
+		default:
+			t.Fatalf("empty step")
+		}
+	}
+	return out.String()
+}
+
+func writeDecision(out *bytes.Buffer, d Decision) {
+	if d.Node == "" {
+		fmt.Fprintf(out, "schedule %s -> none: %s\n", d.Pod, FailedSchedulingMessage(d))
+		return
+	}
+	fmt.Fprintf(out, "schedule %s -> %s (score %d, %d tied, %d/%d feasible)\n", d.Pod, d.Node, d.Score, d.Ties, d.Feasible, d.Nodes)
+	for _, b := range d.Top {
+		parts := make([]string, len(b.Scores))
+		for i, s := range b.Scores {
+			parts[i] = fmt.Sprintf("%s %dx%d", s.Name, s.Weight, s.Score)
+		}
+		fmt.Fprintf(out, "  %s %d: %s\n", b.Node, b.Score, strings.Join(parts, ", "))
+	}
+	if len(d.Reasons) > 0 {
+		fmt.Fprintf(out, "  rejected: %s\n", strings.TrimPrefix(FailedSchedulingMessage(d), fmt.Sprintf("%d/%d nodes are available: ", d.Feasible, d.Nodes)))
+	}
+}
+
+func flatten(m map[string]string) []string {
+	var kv []string
+	for k, v := range m {
+		kv = append(kv, k, v)
+	}
+	return kv
+}
