@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/sirupsen/logrus"
@@ -48,6 +49,9 @@ func (c *upCmd) Run(g *globals) error {
 // serve runs the store, the actor system and the gateway until ctx ends. ready, when
 // not nil, is called with the listening address once requests are being served.
 func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready func(addr string)) error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(cfg.GCPercent)
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
@@ -71,7 +75,7 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	}
 	defer sys.Stop()
 
-	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes})
+	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling})
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
 	}

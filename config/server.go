@@ -19,6 +19,8 @@ type Server struct {
 	RequestTimeout      time.Duration `name:"request-timeout" default:"30s" help:"How long a write waits for its owning actor."`
 	MaxRequestBodyBytes int64         `name:"max-request-body-bytes" default:"3145728" help:"Largest accepted request body; larger bodies get 413."`
 	ShutdownGracePeriod time.Duration `name:"shutdown-grace-period" default:"5s" help:"How long to drain requests on SIGTERM."`
+	Profiling           bool          `name:"profiling" default:"true" negatable:"" help:"Serve Go profiles at /debug/pprof/ (the book's --profiling)."`
+	GCPercent           int           `name:"gc-percent" default:"400" help:"Go GC target percentage (GOGC) for the server; the stored objects are a large, steady live heap, so collecting less often saves CPU at the price of memory. The GOGC environment variable wins when set."`
 }
 
 // DefaultDataDir is where the store lives when --data-dir is not given.
@@ -51,6 +53,9 @@ func (s *Server) Validate() error {
 	}
 	if s.RequestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout %s: must be positive", s.RequestTimeout)
+	}
+	if s.GCPercent < 10 {
+		return fmt.Errorf("--gc-percent %d: must be at least 10", s.GCPercent)
 	}
 	if s.MaxRequestBodyBytes < 1024 {
 		return fmt.Errorf("--max-request-body-bytes %d: must be at least 1024", s.MaxRequestBodyBytes)

@@ -18,6 +18,8 @@ import (
 	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeactor/kubeactor/persistence"
+
 	"github.com/kubeactor/kubeactor/gateway/resource"
 )
 
@@ -249,4 +251,19 @@ func decodeOptions(contentType string, body []byte, into runtime.Object) error {
 		return err
 	}
 	return yaml.Unmarshal(body, into)
+}
+
+// writeStored answers with an object a write just stored. When the answer is plain
+// JSON and the object is still the store's current one, its stored encoding is the
+// answer, so a write is encoded once, not twice.
+func (s *Server) writeStored(c echo.Context, rq *request, code int, obj runtime.Object) error {
+	if negotiate(c.Request().Header.Get(echo.HeaderAccept)) == outJSON {
+		if m, err := metaOf(obj); err == nil {
+			key := persistence.Key{Resource: rq.res.Name, Namespace: m.GetNamespace(), Name: m.GetName()}
+			if it, err := s.store.Get(key); err == nil && it.Object == obj {
+				return c.Blob(code, mediaJSON, it.JSON())
+			}
+		}
+	}
+	return writeObject(c, code, obj)
 }

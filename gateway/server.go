@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	_ "net/http/pprof" // registers /debug/pprof/ on http.DefaultServeMux
 	"strings"
 	"time"
 
@@ -39,6 +40,8 @@ type Config struct {
 	MinWatchTimeout time.Duration
 	// OpenAPI serves /openapi/v2 and /openapi/v3; nil means openapi.Handler().
 	OpenAPI http.Handler
+	// Profiling serves Go's profiles under /debug/pprof/ (the book's --profiling).
+	Profiling bool
 }
 
 // Server is the API server. It is safe for concurrent use.
@@ -99,6 +102,9 @@ func New(cfg Config) (*Server, error) {
 	e.GET("/openapi/v3", echo.WrapHandler(oa))
 	e.GET("/openapi/v3/*", echo.WrapHandler(oa))
 	e.Any("/api/v1/proxy/*", s.unavailable)
+	if cfg.Profiling {
+		e.Any("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
+	}
 	for _, r := range resource.All() {
 		s.mount(e, r)
 	}

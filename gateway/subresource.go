@@ -154,7 +154,7 @@ func (s *Server) finalize(c echo.Context, rq *request) error {
 	if err != nil {
 		return err
 	}
-	return writeObject(c, http.StatusOK, stored)
+	return s.writeStored(c, rq, http.StatusOK, stored)
 }
 
 // scaleOf is the autoscaling/v1 Scale view of a replication controller.

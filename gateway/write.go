@@ -114,7 +114,7 @@ func (s *Server) create(c echo.Context, rq *request) error {
 	if err != nil {
 		return err
 	}
-	return writeObject(c, http.StatusCreated, stored)
+	return s.writeStored(c, rq, http.StatusCreated, stored)
 }
 
 // createObject gives a decoded object its system fields, defaults, prepares, validates
@@ -320,7 +320,7 @@ func (s *Server) update(c echo.Context, rq *request) error {
 	if err != nil {
 		return err
 	}
-	return writeObject(c, http.StatusOK, stored)
+	return s.writeStored(c, rq, http.StatusOK, stored)
 }
 
 // patchType reads and checks the patch's content type.
@@ -412,7 +412,7 @@ func (s *Server) patch(c echo.Context, rq *request) error {
 	if err != nil {
 		return err
 	}
-	return writeObject(c, http.StatusOK, stored)
+	return s.writeStored(c, rq, http.StatusOK, stored)
 }
 
 // deleteOptionsOf reads DeleteOptions from the query and then the body (which wins).
