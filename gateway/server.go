@@ -40,6 +40,9 @@ type Config struct {
 	MinWatchTimeout time.Duration
 	// OpenAPI serves /openapi/v2 and /openapi/v3; nil means openapi.Handler().
 	OpenAPI http.Handler
+	// WatchCoalesce is the shortest time between two writes to one watch stream under
+	// load (events in between share a write); 0 means 20ms.
+	WatchCoalesce time.Duration
 	// Profiling serves Go's profiles under /debug/pprof/ (the book's --profiling).
 	Profiling bool
 }
@@ -54,6 +57,7 @@ type Server struct {
 
 	bookmarkEvery time.Duration
 	minWatch      time.Duration
+	watchCoalesce time.Duration
 
 	echo *echo.Echo
 }
@@ -65,7 +69,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		store: cfg.Store, actors: cfg.Actors, log: cfg.Log, maxBody: cfg.MaxBodyBytes, now: cfg.Now,
-		bookmarkEvery: cfg.BookmarkInterval, minWatch: cfg.MinWatchTimeout,
+		bookmarkEvery: cfg.BookmarkInterval, minWatch: cfg.MinWatchTimeout, watchCoalesce: cfg.WatchCoalesce,
 	}
 	if s.log == nil {
 		s.log = logrus.StandardLogger()
@@ -78,6 +82,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.bookmarkEvery <= 0 {
 		s.bookmarkEvery = time.Second
+	}
+	if s.watchCoalesce <= 0 {
+		s.watchCoalesce = 20 * time.Millisecond
 	}
 	if s.minWatch <= 0 {
 		s.minWatch = 30 * time.Minute

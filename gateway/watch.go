@@ -217,64 +217,62 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 	}
 	initial = nil
 
-	batches := make(chan []persistence.Event)
-	failed := make(chan error, 1)
-	go func() {
-		for {
-			evs, err := watcher.Next(ctx)
-			if err != nil {
-				failed <- err
-				return
-			}
-			select {
-			case batches <- evs:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-
 	bookmarks := opts.AllowWatchBookmarks && !ws.asTable
-	ticker := time.NewTicker(s.bookmarkEvery)
-	defer ticker.Stop()
+	// Coalescing: after a write the stream pauses watchCoalesce before it looks for
+	// more events, so that under load one write carries many events (a thousand
+	// watchers each writing per commit would spend the CPU on syscalls). An event
+	// after a quiet spell goes out at once.
+	pause := time.NewTimer(0)
+	defer pause.Stop()
 	last, lastWrite := from, time.Now()
 	for {
-		select {
-		case evs := <-batches:
-			wrote := false
-			for _, ev := range evs {
-				last = ev.Item.Revision
-				typ, ok := filter.classify(ev)
-				if !ok {
-					continue
-				}
-				if err := ws.event(typ, ev.Item); err != nil {
-					return nil
-				}
-				wrote = true
-			}
-			if wrote {
-				if err := ws.flush(); err != nil {
-					return nil
-				}
-				lastWrite = time.Now()
-			}
-		case err := <-failed:
-			if errors.Is(err, persistence.ErrCompacted) {
-				st := toStatus(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", last, s.store.Revision())), rq)
-				if data, err := json.Marshal(st); err == nil && ws.frame(eventError, data) == nil {
-					_ = ws.flush()
-				}
-			}
+		wait, stopWait := ctx, context.CancelFunc(func() {})
+		if bookmarks {
+			wait, stopWait = context.WithDeadline(ctx, lastWrite.Add(s.bookmarkEvery))
+		}
+		evs, err := watcher.Next(wait)
+		stopWait()
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
 			return nil
-		case <-ticker.C:
-			if !bookmarks || time.Since(lastWrite) < s.bookmarkEvery/2 || last == 0 {
-				continue
-			}
-			if err := ws.bookmark(last, false); err != nil || ws.flush() != nil {
+		case errors.Is(err, context.DeadlineExceeded): // idle: a bookmark is due
+			if last != 0 && (ws.bookmark(last, false) != nil || ws.flush() != nil) {
 				return nil
 			}
 			lastWrite = time.Now()
+			continue
+		case errors.Is(err, persistence.ErrCompacted):
+			st := toStatus(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", last, s.store.Revision())), rq)
+			if data, err := json.Marshal(st); err == nil && ws.frame(eventError, data) == nil {
+				_ = ws.flush()
+			}
+			return nil
+		default:
+			return nil
+		}
+		wrote := false
+		for _, ev := range evs {
+			last = ev.Item.Revision
+			typ, ok := filter.classify(ev)
+			if !ok {
+				continue
+			}
+			if err := ws.event(typ, ev.Item); err != nil {
+				return nil
+			}
+			wrote = true
+		}
+		if !wrote {
+			continue
+		}
+		if err := ws.flush(); err != nil {
+			return nil
+		}
+		lastWrite = time.Now()
+		pause.Reset(s.watchCoalesce)
+		select {
+		case <-pause.C:
 		case <-ctx.Done():
 			return nil
 		}
