@@ -89,12 +89,13 @@ func Start(opts Options) (*System, error) {
 		root:      sys.Root,
 		managers:  make(map[string]*actor.PID, len(opts.Resources)),
 		resources: append([]string(nil), opts.Resources...),
+		workers:   newWorkerPool(512, 300),
 	}
 	for _, r := range e.resources {
 		e.managers[r] = sys.NewLocalPID(rootName + "/" + r)
 	}
 	props := actor.PropsFromProducer(func() actor.Actor { return &supervisor{env: e} },
-		actor.WithSupervisor(restartStrategy(e.log)))
+		actor.WithSupervisor(restartStrategy(e.log)), actor.WithDispatcher(e.workers))
 	root, err := sys.Root.SpawnNamed(props, rootName)
 	if err != nil {
 		sys.Shutdown()
@@ -123,6 +124,7 @@ func (s *System) Stop() {
 			s.env.log.WithField("error", err).Warn("stop actors")
 		}
 		s.system.Shutdown()
+		s.env.workers.stop()
 	})
 }
 

@@ -111,7 +111,7 @@ func (m *manager) spawn(ctx actor.Context, key persistence.Key, c *cell) *childR
 	m.gen++
 	props := actor.PropsFromProducer(func() actor.Actor {
 		return &objectActor{env: m.env, hook: m.hook, cell: c}
-	})
+	}, actor.WithDispatcher(m.env.workers))
 	id := key.Namespace + "/" + key.Name + "#" + strconv.FormatUint(m.gen, 10)
 	pid, err := ctx.SpawnNamed(props, id)
 	if err != nil {

@@ -33,6 +33,7 @@ type env struct {
 	root      *actor.RootContext
 	managers  map[string]*actor.PID
 	resources []string
+	workers   *workerPool // the dispatcher of every actor
 }
 
 // contents lists the keys of every namespaced object stored in namespace ns.
@@ -60,7 +61,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		for _, r := range s.env.resources {
 			props := actor.PropsFromProducer(func() actor.Actor { return newManager(s.env, r) },
-				actor.WithSupervisor(restartStrategy(s.env.log.WithField("kind", r))))
+				actor.WithSupervisor(restartStrategy(s.env.log.WithField("kind", r))), actor.WithDispatcher(s.env.workers))
 			if _, err := ctx.SpawnNamed(props, r); err != nil {
 				panic(err) // cannot happen: names are unique and the system is fresh
 			}
