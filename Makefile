@@ -40,9 +40,11 @@ boundaries:
 tools:
 	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-## bench: every benchmark, printing JSON figures (one object per benchmark).
-bench:
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m $(UNIT) | $(GO) run ./.ci/benchjson
+## bench: every benchmark, printing JSON figures (one object per benchmark). Package
+## benchmarks scale with b.N; the e2e ones run whole scenarios once each.
+bench: build
+	{ $(GO) test -run '^$$' -bench . -timeout 30m $(UNIT); \
+	  KUBEACTOR_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./e2e/...; } | $(GO) run ./.ci/benchjson
 
 clean:
 	rm -rf bin

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/http/httputil"
 	"net/url"
 	"strconv"
 	"time"
@@ -82,3 +83,34 @@ func (c *rawClient) post(path string, body []byte) (int, error) {
 }
 
 func (c *rawClient) close() { _ = c.conn.Close() }
+
+// watch sends a GET for a watch and returns a reader of its (de-chunked) body.
+func (c *rawClient) watch(path string) (*bufio.Reader, error) {
+	if _, err := fmt.Fprintf(c.conn, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, c.host); err != nil {
+		return nil, err
+	}
+	status, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Contains(status, []byte(" 200 ")) {
+		return nil, fmt.Errorf("watch: %q", status)
+	}
+	chunked := false
+	for {
+		line, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return nil, err
+		}
+		if len(line) <= 2 {
+			break
+		}
+		if bytes.EqualFold(bytes.TrimSpace(line), []byte("Transfer-Encoding: chunked")) {
+			chunked = true
+		}
+	}
+	if !chunked {
+		return nil, fmt.Errorf("watch: response is not chunked")
+	}
+	return bufio.NewReaderSize(httputil.NewChunkedReader(c.r), 64<<10), nil
+}

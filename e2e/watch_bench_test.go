@@ -3,13 +3,9 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,23 +32,27 @@ func BenchmarkWatchFanout(b *testing.B) {
 			ready    sync.WaitGroup
 			done     sync.WaitGroup
 		)
-		ctx, cancel := context.WithCancel(context.Background())
-		tr := &http.Transport{MaxIdleConnsPerHost: watchers, DialContext: (&net.Dialer{}).DialContext}
-		client := &http.Client{Transport: tr}
+		var conns []*rawClient
+		var connsMu sync.Mutex
 		for w := 0; w < watchers; w++ {
 			ready.Add(1)
 			done.Add(1)
 			go func() {
 				defer done.Done()
-				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/namespaces/default/pods?watch=true&resourceVersion="+strconv.FormatInt(1, 10), nil)
-				resp, err := client.Do(req)
+				c, err := dialRaw(s.URL)
+				if err != nil {
+					ready.Done()
+					return
+				}
+				connsMu.Lock()
+				conns = append(conns, c)
+				connsMu.Unlock()
+				r, err := c.watch("/api/v1/namespaces/default/pods?watch=true&resourceVersion=1")
 				ready.Done()
 				if err != nil {
 					return
 				}
-				defer resp.Body.Close()
 				local := make([]time.Duration, 0, events)
-				r := bufio.NewReaderSize(resp.Body, 64<<10)
 				got := 0
 				for got < events {
 					line, err := r.ReadSlice('\n')
@@ -79,7 +79,6 @@ func BenchmarkWatchFanout(b *testing.B) {
 		ready.Wait()
 
 		// The writer: `rate` creates per second, paced, from a pool of senders.
-		writeClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 		jobs := make(chan int, events)
 		var writers sync.WaitGroup
 		var failed atomic.Int64
@@ -87,17 +86,16 @@ func BenchmarkWatchFanout(b *testing.B) {
 			writers.Add(1)
 			go func() {
 				defer writers.Done()
+				c, err := dialRaw(s.URL)
+				if err != nil {
+					failed.Add(1)
+					return
+				}
+				defer c.close()
 				for idx := range jobs {
 					body := []byte(fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"w-%d"},"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}`, idx))
 					sent[idx].Store(time.Now().UnixNano())
-					resp, err := writeClient.Post(s.URL+"/api/v1/namespaces/default/pods", "application/json", bytes.NewReader(body))
-					if err != nil {
-						failed.Add(1)
-						continue
-					}
-					_, _ = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusCreated {
+					if code, err := c.post("/api/v1/namespaces/default/pods", body); err != nil || code != http.StatusCreated {
 						failed.Add(1)
 					}
 				}
@@ -120,7 +118,9 @@ func BenchmarkWatchFanout(b *testing.B) {
 		case <-finished:
 		case <-time.After(60 * time.Second):
 		}
-		cancel()
+		for _, c := range conns {
+			c.close()
+		}
 		done.Wait()
 		if f := failed.Load(); f > 0 {
 			b.Fatalf("%d creates failed", f)

@@ -1,14 +1,12 @@
 package gateway
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -71,7 +69,7 @@ type watchStream struct {
 	s       *Server
 	c       echo.Context
 	rq      *request
-	w       *bufio.Writer
+	w       streamSink
 	asTable bool
 	headers bool // the next Table event carries the column definitions
 }
@@ -123,13 +121,7 @@ func (ws *watchStream) bookmark(rev int64, end bool) error {
 }
 
 // flush sends what is buffered to the client now.
-func (ws *watchStream) flush() error {
-	if err := ws.w.Flush(); err != nil {
-		return err
-	}
-	ws.c.Response().Flush()
-	return nil
-}
+func (ws *watchStream) flush() error { return ws.w.Flush() }
 
 // watch streams the changes of a collection (or of one object) as JSON lines.
 func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) error {
@@ -199,8 +191,9 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 	resp := c.Response()
 	resp.Header().Set(echo.HeaderContentType, mediaJSON)
 	resp.Header().Set("Cache-Control", "no-cache, private")
-	resp.WriteHeader(http.StatusOK)
-	ws := &watchStream{s: s, c: c, rq: rq, w: bufio.NewWriterSize(resp, 32<<10),
+	sink := openStream(c, cancel)
+	defer sink.Close()
+	ws := &watchStream{s: s, c: c, rq: rq, w: sink,
 		asTable: negotiate(c.Request().Header.Get(echo.HeaderAccept)) == outTable, headers: true}
 	for _, it := range initial {
 		if err := ws.event(string(persistence.Added), it); err != nil {
