@@ -58,6 +58,8 @@ type System struct {
 	env      *env
 	timeout  time.Duration
 	stopOnce sync.Once
+	feeds    sync.WaitGroup
+	stopFeed context.CancelFunc
 }
 
 // Start loads every object from the store, spawns its actor and returns the system.
@@ -94,6 +96,7 @@ func Start(opts Options) (*System, error) {
 	for _, r := range e.resources {
 		e.managers[r] = sys.NewLocalPID(rootName + "/" + r)
 	}
+	from := opts.Store.Revision() // the managers load at least this much
 	props := actor.PropsFromProducer(func() actor.Actor { return &supervisor{env: e} },
 		actor.WithSupervisor(restartStrategy(e.log)), actor.WithDispatcher(e.workers))
 	root, err := sys.Root.SpawnNamed(props, rootName)
@@ -114,12 +117,43 @@ func Start(opts Options) (*System, error) {
 			return nil, fmt.Errorf("start %s manager: %w", r, err)
 		}
 	}
+	s.startFeeds(from)
 	return s, nil
+}
+
+// startFeeds starts the feeds the controllers need, from revision from (changes
+// before it were loaded with the objects).
+func (s *System) startFeeds(from int64) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopFeed = cancel
+	feeds := []struct {
+		f        *feed
+		everyone string // the kind whose every actor looks again if the feed falls behind
+	}{
+		{&feed{env: s.env, resource: "pods", routes: []route{podToRCs}}, "replicationcontrollers"},
+	}
+	for _, fd := range feeds {
+		if _, ok := s.env.managers[fd.f.resource]; !ok {
+			continue
+		}
+		if _, ok := s.env.managers[fd.everyone]; !ok {
+			continue
+		}
+		s.feeds.Add(1)
+		go func() {
+			defer s.feeds.Done()
+			fd.f.run(ctx, from, func() []persistence.Key { return s.env.keys(fd.everyone) })
+		}()
+	}
 }
 
 // Stop stops every actor, waiting for writes in progress. It is safe to call twice.
 func (s *System) Stop() {
 	s.stopOnce.Do(func() {
+		if s.stopFeed != nil {
+			s.stopFeed()
+			s.feeds.Wait()
+		}
 		if err := s.system.Root.StopFuture(s.root).Wait(); err != nil {
 			s.env.log.WithField("error", err).Warn("stop actors")
 		}

@@ -119,10 +119,6 @@ func (b *podBuilder) grace(s int64) *podBuilder {
 }
 func (b *podBuilder) obj() *corev1.Pod { return b.p }
 
-func podKey(ns, name string) persistence.Key {
-	return persistence.Key{Resource: "pods", Namespace: ns, Name: name}
-}
-
 func nsObj(name string) *corev1.Namespace {
 	return &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{Kind: "Namespace", APIVersion: "v1"},

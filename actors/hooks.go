@@ -14,16 +14,29 @@ type hook struct {
 	grace func(obj runtime.Object, requested *int64) int64
 	// hold keeps a deleted object until settle removes it.
 	hold bool
+	// holdFor, when set, decides per delete whether the object is held (marked with
+	// a deletionTimestamp) rather than removed at once.
+	holdFor func(opts DeleteOptions) bool
 	// terminate adjusts the (fresh) copy of an object being marked for deletion.
-	terminate func(obj runtime.Object)
+	terminate func(obj runtime.Object, opts DeleteOptions)
+	// deleted runs after the object was removed at once, with its last state.
+	deleted func(a *objectActor, ctx actorContext, last runtime.Object)
 	// settle runs after every message while the object exists: the kind's own work.
 	settle func(a *objectActor, ctx actorContext)
+	// sync is the kind's controller: it compares what the object asks for with what
+	// exists and sends the writes that close the gap. It runs on syncNow, which
+	// resyncs and settle queue, never more than once per burst of messages.
+	sync func(a *objectActor, ctx actorContext)
+	// answered sees each answer to a write the actor asked of another actor.
+	answered func(a *objectActor, r *reply)
 }
 
 var (
 	genericHook = &hook{}
 	podHook     = &hook{grace: podGrace}
 	nsHook      = &hook{hold: true, terminate: terminateNamespace, settle: settleNamespace}
+	rcHook      = &hook{holdFor: rcHolds, terminate: terminateRC, deleted: rcDeleted,
+		settle: func(a *objectActor, ctx actorContext) { a.queueSync(ctx) }, sync: syncRC, answered: rcAnswered}
 )
 
 func hookFor(resource string) *hook {
@@ -32,6 +45,8 @@ func hookFor(resource string) *hook {
 		return podHook
 	case "namespaces":
 		return nsHook
+	case "replicationcontrollers":
+		return rcHook
 	default:
 		return genericHook
 	}

@@ -95,6 +95,9 @@ func (m *manager) route(ctx actor.Context, msg routed) {
 	key := msg.target()
 	k := objKey{key.Namespace, key.Name}
 	c, ok := m.children[k]
+	if _, resync := msg.(*resyncRequest); resync && !ok {
+		return // nothing to look again at: every stored object has an actor
+	}
 	if !ok {
 		_, create := msg.(*createRequest)
 		c = m.spawn(ctx, key, &cell{key: key, absent: create})

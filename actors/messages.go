@@ -46,9 +46,19 @@ type panicRequest struct{ envelope }
 // probeRequest asks the object's actor for its bookkeeping (tests).
 type probeRequest struct{ envelope }
 
+// resyncRequest asks an object's actor to look again at what it controls (level
+// based: it carries no delta). Feeds send it when a related object changed; nobody
+// waits for an answer, and the manager drops it for an object without an actor.
+type resyncRequest struct{ envelope }
+
+// syncNow is what an actor sends itself after a resync: resyncs that pile up in the
+// mailbox before it is handled cost one sync, not one each.
+type syncNow struct{}
+
 // reply answers every routed request.
 type reply struct {
-	object runtime.Object // stored, shared: never mutate
+	key    persistence.Key // the object the request was for
+	object runtime.Object  // stored, shared: never mutate
 	gone   bool
 	err    error
 }

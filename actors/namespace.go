@@ -19,7 +19,7 @@ type actorContext = actor.Context
 // themselves terminating before looking again.
 const recheckInterval = time.Second
 
-func terminateNamespace(obj runtime.Object) {
+func terminateNamespace(obj runtime.Object, _ DeleteOptions) {
 	if ns, ok := obj.(*corev1.Namespace); ok {
 		namespace.Terminate(ns)
 	}

@@ -29,6 +29,8 @@ type cell struct {
 	restarts int
 	trace    string // trace of the last request, for logs and writes the actor makes on its own
 	timer    *time.Timer
+	requeue  *time.Timer // a controller's next sync without an event
+	ctrl     any         // a controller's own state (an RC's expectations)
 }
 
 // objectActor is the only writer of one object. Its Receive checks each request
@@ -41,9 +43,10 @@ type objectActor struct {
 	obj  runtime.Object // last stored state (shared with the store: never mutated); nil when absent
 	rev  int64
 
+	outstanding int  // writes asked of other actors, not yet answered
+	syncQueued  bool // a syncNow is in the mailbox
 	// namespace termination
-	outstanding int  // delete requests not yet answered
-	swept       bool // deletes were sent since the last recheck
+	swept bool // deletes were sent since the last recheck
 }
 
 // Receive is a type switch: decide, persist, then answer.
@@ -60,6 +63,9 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.fields(a.cell.trace).Warn("object actor restarting")
 	case *actor.Stopping:
 		a.stopTimer()
+		if a.cell.requeue != nil {
+			a.cell.requeue.Stop()
+		}
 	case *createRequest:
 		a.begin(msg.trace)
 		plan, err := lifecycle.Create(a.obj, msg.object)
@@ -90,6 +96,9 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		}
 		if plan.Gone {
 			a.answer(ctx, last, true, err)
+			if err == nil && a.hook.deleted != nil {
+				a.hook.deleted(a, ctx, last)
+			}
 		} else {
 			a.answer(ctx, a.obj, false, err)
 		}
@@ -99,11 +108,23 @@ func (a *objectActor) Receive(ctx actor.Context) {
 			a.fields(a.cell.trace).WithField("error", err).Error("delete after grace period")
 		}
 		a.settle(ctx)
-	case *reply: // an answer to a delete this namespace asked for
+	case *reply: // an answer to a write this actor asked another actor for
 		a.outstanding = max(a.outstanding-1, 0)
+		if a.hook.answered != nil {
+			a.hook.answered(a, msg)
+		}
 		if a.outstanding == 0 {
 			a.settle(ctx)
 		}
+	case *resyncRequest:
+		a.begin(msg.trace)
+		a.queueSync(ctx)
+	case *syncNow:
+		a.syncQueued = false
+		if a.obj != nil && a.hook.sync != nil {
+			a.hook.sync(a, ctx)
+		}
+		a.settle(ctx)
 	case *recheck:
 		a.swept = false
 		a.settle(ctx)
@@ -123,6 +144,15 @@ func (a *objectActor) Receive(ctx actor.Context) {
 	}
 }
 
+// queueSync makes the actor sync once the messages already in its mailbox are
+// handled: a burst of resyncs costs one sync.
+func (a *objectActor) queueSync(ctx actor.Context) {
+	if !a.syncQueued {
+		a.syncQueued = true
+		ctx.Send(ctx.Self(), &syncNow{})
+	}
+}
+
 // begin counts a routed request (see the protocol in manager.go) and notes its trace.
 func (a *objectActor) begin(trace string) {
 	a.cell.handled++
@@ -136,12 +166,12 @@ func (a *objectActor) decideDelete(opts DeleteOptions) (lifecycle.Plan, error) {
 	}
 	d := lifecycle.Deletion{
 		Grace: grace,
-		Hold:  a.hook.hold,
+		Hold:  a.hook.hold || (a.hook.holdFor != nil && a.hook.holdFor(opts)),
 		Pre:   lifecycle.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion},
 	}
 	plan, err := lifecycle.Delete(a.obj, a.rev, d, a.env.now())
 	if err == nil && plan.Op == persistence.OpUpdate && a.hook.terminate != nil {
-		a.hook.terminate(plan.Object)
+		a.hook.terminate(plan.Object, opts)
 	}
 	return plan, err
 }
@@ -210,10 +240,10 @@ func (a *objectActor) apply(trace string, plan lifecycle.Plan) error {
 func (a *objectActor) answer(ctx actor.Context, obj runtime.Object, gone bool, err error) {
 	if err != nil {
 		k := a.cell.key
-		ctx.Respond(&reply{err: fmt.Errorf("%s %s/%s: %w", k.Resource, k.Namespace, k.Name, err)})
+		ctx.Respond(&reply{key: k, err: fmt.Errorf("%s %s/%s: %w", k.Resource, k.Namespace, k.Name, err)})
 		return
 	}
-	ctx.Respond(&reply{object: obj, gone: gone})
+	ctx.Respond(&reply{key: a.cell.key, object: obj, gone: gone})
 }
 
 // settle runs after every message: the kind's own work, the grace timer, and the
@@ -246,6 +276,16 @@ func (a *objectActor) schedule(ctx actor.Context, d time.Duration, msg interface
 	a.stopTimer()
 	self, root := ctx.Self(), a.env.root
 	a.cell.timer = time.AfterFunc(d, func() { root.Send(self, msg) })
+}
+
+// syncAt makes the actor sync again at t (a controller's requeue), replacing any
+// earlier requeue.
+func (a *objectActor) syncAt(ctx actor.Context, t time.Time) {
+	if a.cell.requeue != nil {
+		a.cell.requeue.Stop()
+	}
+	self, root := ctx.Self(), a.env.root
+	a.cell.requeue = time.AfterFunc(max(t.Sub(a.env.now()), 0), func() { root.Send(self, &syncNow{}) })
 }
 
 func (a *objectActor) stopTimer() {

@@ -36,6 +36,16 @@ type env struct {
 	workers   *workerPool // the dispatcher of every actor
 }
 
+// keys lists the keys of every stored object of one resource.
+func (e *env) keys(resource string) []persistence.Key {
+	var keys []persistence.Key
+	e.store.Snapshot(resource).Ascend("", "", func(it *persistence.Item) bool {
+		keys = append(keys, it.Key)
+		return true
+	})
+	return keys
+}
+
 // contents lists the keys of every namespaced object stored in namespace ns.
 func (e *env) contents(ns string) []persistence.Key {
 	var keys []persistence.Key

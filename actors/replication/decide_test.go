@@ -347,3 +347,38 @@ func TestDependentsToDelete(t *testing.T) {
 		})
 	}
 }
+
+func TestExpectationsObserveState(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	terminating := metav1.NewTime(now)
+	pod := func(name string, deleting bool) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}
+		if deleting {
+			p.DeletionTimestamp = &terminating
+		}
+		return p
+	}
+	exp := Expectations{Creates: []string{"a", "b"}, Deletes: []string{"c", "d", "e"}, Set: now}
+	tests := []struct {
+		name        string
+		pods        []*corev1.Pod
+		wantCreates []string
+		wantDeletes []string
+	}{
+		{"nothing observed yet", []*corev1.Pod{pod("c", false), pod("d", false), pod("e", false)}, []string{"a", "b"}, []string{"c", "d", "e"}},
+		{"created pods appear", []*corev1.Pod{pod("a", false), pod("c", false), pod("d", false), pod("e", false)}, []string{"b"}, []string{"c", "d", "e"}},
+		{"deleted pods gone or terminating", []*corev1.Pod{pod("c", true), pod("e", false)}, []string{"a", "b"}, []string{"e"}},
+		{"everything observed", []*corev1.Pod{pod("a", false), pod("b", false), pod("e", true)}, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := exp.ObserveState(tt.pods)
+			if !slices.Equal(got.Creates, tt.wantCreates) || !slices.Equal(got.Deletes, tt.wantDeletes) {
+				t.Fatalf("ObserveState = creates %v deletes %v, want %v %v", got.Creates, got.Deletes, tt.wantCreates, tt.wantDeletes)
+			}
+			if got.Pending() == 0 && !got.Set.IsZero() {
+				t.Fatalf("satisfied expectations keep their time: %+v", got)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // ExpectationsTimeout is how long a sync waits for the pod events of its own creates and
@@ -105,4 +106,41 @@ func without(s []string, name string) []string {
 		return nil
 	}
 	return out
+}
+
+// ObserveState returns the expectations after looking at the pods that exist now (the
+// RC's namespace): an expected create whose pod exists is seen, an expected delete
+// whose pod is gone or terminating is seen. It is Observe for an actor that reads the
+// store's current state rather than a stream of events.
+func (e Expectations) ObserveState(pods []*corev1.Pod) Expectations {
+	if e.Pending() == 0 {
+		return e
+	}
+	byName := make(map[string]*corev1.Pod, e.Pending())
+	want := make(map[string]bool, e.Pending())
+	for _, n := range e.Creates {
+		want[n] = true
+	}
+	for _, n := range e.Deletes {
+		want[n] = true
+	}
+	for _, p := range pods {
+		if want[p.Name] {
+			byName[p.Name] = p
+		}
+	}
+	for _, n := range e.Creates {
+		if p, ok := byName[n]; ok {
+			e = e.Observe(Event{Type: Added, Pod: p})
+		}
+	}
+	for _, n := range e.Deletes {
+		switch p, ok := byName[n]; {
+		case !ok:
+			e = e.Observe(Event{Type: Deleted, Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: n}}})
+		case p.DeletionTimestamp != nil:
+			e = e.Observe(Event{Type: Modified, Pod: p})
+		}
+	}
+	return e
 }

@@ -1,0 +1,300 @@
+package actors
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/kubeactor/kubeactor/actors/lifecycle"
+	"github.com/kubeactor/kubeactor/actors/replication"
+	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// The replication controller: each RC's own actor keeps spec.replicas pods. Its sync
+// reads the pods of the RC's namespace from the store, asks replication.Decide for a
+// plan, and sends the plan's writes to the pods' actors; the answers come back as
+// replies, and the pods' changes as resyncs from the pod feed. The expectations live
+// in the actor's cell, so a restarted actor never creates a pod twice.
+
+// Finalizers that hold an RC while its pods are dealt with, as in Kubernetes.
+const (
+	finalizerOrphan     = metav1.FinalizerOrphanDependents
+	finalizerForeground = metav1.FinalizerDeleteDependents
+)
+
+// rcResyncPeriod is how often an RC syncs without any event, covering anything lost.
+const rcResyncPeriod = 30 * time.Second
+
+// rcState is what an RC's actor keeps across restarts.
+type rcState struct {
+	exp replication.Expectations
+}
+
+func rcHolds(opts DeleteOptions) bool {
+	p := metav1.DeletionPropagation(opts.PropagationPolicy)
+	return p == metav1.DeletePropagationOrphan || p == metav1.DeletePropagationForeground
+}
+
+// terminateRC records, as a finalizer, what must happen to the pods before the RC goes.
+func terminateRC(obj runtime.Object, opts DeleteOptions) {
+	rc, ok := obj.(*corev1.ReplicationController)
+	if !ok {
+		return
+	}
+	f := finalizerForeground
+	if metav1.DeletionPropagation(opts.PropagationPolicy) == metav1.DeletePropagationOrphan {
+		f = finalizerOrphan
+	}
+	if !slices.Contains(rc.Finalizers, f) {
+		rc.Finalizers = append(rc.Finalizers, f)
+	}
+}
+
+// rcDeleted deletes the pods of an RC removed at once (propagation Background).
+func rcDeleted(a *objectActor, ctx actorContext, last runtime.Object) {
+	rc, ok := last.(*corev1.ReplicationController)
+	if !ok {
+		return
+	}
+	deps := replication.DependentsToDelete(rc, a.env.pods(rc.Namespace), metav1.DeletePropagationBackground)
+	for _, name := range deps.Delete {
+		ctx.Send(a.env.managers["pods"], &deleteRequest{envelope: envelope{trace: a.cell.trace, key: podKey(rc.Namespace, name)}})
+	}
+}
+
+func rcStateOf(a *objectActor) *rcState {
+	st, ok := a.cell.ctrl.(*rcState)
+	if !ok {
+		st = &rcState{}
+		a.cell.ctrl = st
+	}
+	return st
+}
+
+// rcAnswered notes a create or delete that was refused: no pod event will come for it.
+func rcAnswered(a *objectActor, r *reply) {
+	if r.err == nil || r.key.Resource != "pods" {
+		return
+	}
+	st := rcStateOf(a)
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.key.Name, Namespace: r.key.Namespace}}
+	typ := replication.DeleteFailed
+	if slices.Contains(st.exp.Creates, r.key.Name) {
+		typ = replication.CreateFailed
+	}
+	st.exp = st.exp.Observe(replication.Event{Type: typ, Pod: p})
+	a.fields(a.cell.trace).WithField("error", r.err).Warn("pod write refused")
+}
+
+// syncRC is the RC's controller: decide, then send the writes.
+func syncRC(a *objectActor, ctx actorContext) {
+	rc, ok := a.obj.(*corev1.ReplicationController)
+	if !ok {
+		return
+	}
+	now := a.env.now()
+	st := rcStateOf(a)
+	pods := a.env.pods(rc.Namespace)
+	if rc.DeletionTimestamp != nil {
+		a.finishRC(ctx, rc, pods)
+		return
+	}
+	st.exp = st.exp.ObserveState(pods)
+	plan := replication.Decide(rc, pods, st.exp, func() string { return rand.String(5) }, now)
+	st.exp = plan.Expectations
+
+	pm := a.env.managers["pods"]
+	for _, p := range plan.Create {
+		if err := preparePod(p, now); err != nil {
+			st.exp = st.exp.Observe(replication.Event{Type: replication.CreateFailed, Pod: p})
+			a.fields(a.cell.trace).WithField("error", err).Error("pod from template is invalid")
+			continue
+		}
+		ctx.Request(pm, &createRequest{envelope: envelope{trace: a.cell.trace, key: podKey(p.Namespace, p.Name)}, object: p})
+		a.outstanding++
+	}
+	for _, name := range plan.Delete {
+		ctx.Request(pm, &deleteRequest{envelope: envelope{trace: a.cell.trace, key: podKey(rc.Namespace, name)}})
+		a.outstanding++
+	}
+	a.patchPods(ctx, rc.Namespace, pods, append(plan.Adopt, plan.Release...))
+	if len(plan.Create)+len(plan.Delete) > 0 {
+		a.fields(a.cell.trace).WithFields(logrus.Fields{"create": len(plan.Create), "delete": len(plan.Delete)}).Debug("rc sync")
+	}
+	if plan.StatusChanged {
+		next := rc.DeepCopy()
+		next.Status = plan.Status
+		a.writeSelf(next)
+	}
+	requeue := now.Add(rcResyncPeriod)
+	if !plan.Requeue.IsZero() && plan.Requeue.Before(requeue) {
+		requeue = plan.Requeue
+	}
+	a.syncAt(ctx, requeue)
+}
+
+// finishRC deals with the pods of an RC held for deletion (Orphan or Foreground) and
+// removes the RC once none is left to deal with.
+func (a *objectActor) finishRC(ctx actorContext, rc *corev1.ReplicationController, pods []*corev1.Pod) {
+	policy := metav1.DeletePropagationForeground
+	if slices.Contains(rc.Finalizers, finalizerOrphan) {
+		policy = metav1.DeletePropagationOrphan
+	}
+	deps := replication.DependentsToDelete(rc, pods, policy)
+	owned := 0
+	for _, p := range pods {
+		if p.Namespace == rc.Namespace && metav1.IsControlledBy(p, rc) {
+			owned++
+		}
+	}
+	if owned == 0 {
+		next := rc.DeepCopy()
+		next.Finalizers = slices.DeleteFunc(next.Finalizers, func(f string) bool {
+			return f == finalizerOrphan || f == finalizerForeground
+		})
+		a.writeSelf(next) // with no finalizer left, the update removes the RC
+		return
+	}
+	if a.outstanding > 0 {
+		return // the answers to the last round come first
+	}
+	for _, name := range deps.Delete {
+		ctx.Request(a.env.managers["pods"], &deleteRequest{envelope: envelope{trace: a.cell.trace, key: podKey(rc.Namespace, name)}})
+		a.outstanding++
+	}
+	a.patchPods(ctx, rc.Namespace, pods, deps.Orphan)
+	a.syncAt(ctx, a.env.now().Add(time.Second)) // terminating pods: look again
+}
+
+// patchPods applies ownerReference patches (adopt, release, orphan) as updates with
+// the pod's uid and revision as preconditions.
+func (a *objectActor) patchPods(ctx actorContext, ns string, pods []*corev1.Pod, patches []replication.PodPatch) {
+	if len(patches) == 0 {
+		return
+	}
+	byName := make(map[string]*corev1.Pod, len(pods))
+	for _, p := range pods {
+		byName[p.Name] = p
+	}
+	for _, pp := range patches {
+		p, ok := byName[pp.Name]
+		if !ok || p.UID != pp.UID {
+			continue
+		}
+		next, err := applyPodPatch(p, pp.Patch)
+		if err != nil {
+			a.fields(a.cell.trace).WithField("error", err).Error("patch pod owner")
+			continue
+		}
+		rv, _ := parseRV(p.ResourceVersion)
+		ctx.Request(a.env.managers["pods"], &updateRequest{envelope: envelope{trace: a.cell.trace, key: podKey(ns, p.Name)},
+			object: next, pre: Preconditions{UID: p.UID, ResourceVersion: rv}})
+		a.outstanding++
+	}
+}
+
+// writeSelf persists a new state of the actor's own object (a controller's status or
+// finalizers), logging a failure: the next sync tries again.
+func (a *objectActor) writeSelf(next runtime.Object) {
+	plan, err := lifecycle.Update(a.obj, a.rev, next, lifecycle.Preconditions{}, a.hook.hold, a.env.now())
+	if err == nil {
+		err = a.apply(a.cell.trace, plan)
+	}
+	if err != nil {
+		a.fields(a.cell.trace).WithField("error", err).Error("write own status")
+	}
+}
+
+func applyPodPatch(p *corev1.Pod, patch []byte) (*corev1.Pod, error) {
+	cur, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := strategicpatch.StrategicMergePatch(cur, patch, &corev1.Pod{})
+	if err != nil {
+		return nil, err
+	}
+	next := &corev1.Pod{}
+	if err := json.Unmarshal(merged, next); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// preparePod gives a pod made from a template what the gateway gives a created one:
+// defaults, system fields, and validation.
+func preparePod(p *corev1.Pod, now time.Time) error {
+	r, ok := resource.Lookup("pods")
+	if !ok {
+		return fmt.Errorf("no pods resource")
+	}
+	p.UID = uuidUID()
+	p.CreationTimestamp = metav1.NewTime(now)
+	r.Default(p)
+	r.PrepareForCreate(p)
+	if errs := r.Validate(p); len(errs) > 0 {
+		return errs.ToAggregate()
+	}
+	return nil
+}
+
+func podKey(ns, name string) persistence.Key {
+	return persistence.Key{Resource: "pods", Namespace: ns, Name: name}
+}
+
+// pods returns the pods stored in namespace ns.
+func (e *env) pods(ns string) []*corev1.Pod {
+	var out []*corev1.Pod
+	e.store.Snapshot("pods").Ascend(ns, "", func(it *persistence.Item) bool {
+		if p, ok := it.Object.(*corev1.Pod); ok {
+			out = append(out, p)
+		}
+		return true
+	})
+	return out
+}
+
+// podToRCs routes a pod's change to the RC that controls it or, for an orphan, to
+// every RC of its namespace whose selector matches it (which may adopt it).
+func podToRCs(e *env, ev persistence.Event) []persistence.Key {
+	p, ok := ev.Item.Object.(*corev1.Pod)
+	if !ok {
+		return nil
+	}
+	if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
+		if ref.Kind != "ReplicationController" {
+			return nil
+		}
+		return []persistence.Key{{Resource: "replicationcontrollers", Namespace: p.Namespace, Name: ref.Name}}
+	}
+	if ev.Type == persistence.Deleted {
+		return nil
+	}
+	var keys []persistence.Key
+	e.store.Snapshot("replicationcontrollers").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
+		rc, ok := it.Object.(*corev1.ReplicationController)
+		if ok && len(rc.Spec.Selector) > 0 && labels.SelectorFromSet(rc.Spec.Selector).Matches(labels.Set(p.Labels)) {
+			keys = append(keys, it.Key)
+		}
+		return true
+	})
+	return keys
+}
+
+func uuidUID() types.UID { return types.UID(uuid.NewString()) }
+
+// parseRV reads a resourceVersion (the store's revision).
+func parseRV(rv string) (int64, error) { return strconv.ParseInt(rv, 10, 64) }
