@@ -127,11 +127,7 @@ func setPodScheduled(pod *corev1.Pod, now metav1.Time) {
 
 // finalize answers PUT namespaces/{name}/finalize: it replaces spec.finalizers only.
 func (s *Server) finalize(c echo.Context, rq *request) error {
-	dry, err := dryRunOf(c)
-	if err != nil {
-		return err
-	}
-	obj, err := s.decodeRequest(c, kindOf(rq.res), rq.res.New())
+	obj, dry, err := s.decodeWrite(c, rq)
 	if err != nil {
 		return err
 	}

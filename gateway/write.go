@@ -84,16 +84,22 @@ func checkNamespace(rq *request, m metav1.Object) error {
 	return nil
 }
 
+// decodeWrite reads a write's dryRun option and its body, as the resource's kind.
+func (s *Server) decodeWrite(c echo.Context, rq *request) (runtime.Object, bool, error) {
+	dry, err := dryRunOf(c)
+	if err != nil {
+		return nil, false, err
+	}
+	obj, err := s.decodeRequest(c, kindOf(rq.res), rq.res.New())
+	return obj, dry, err
+}
+
 // create answers POST on a collection.
 func (s *Server) create(c echo.Context, rq *request) error {
 	if rq.res.Kind == "Binding" {
 		return s.createBinding(c, rq)
 	}
-	dry, err := dryRunOf(c)
-	if err != nil {
-		return err
-	}
-	obj, err := s.decodeRequest(c, kindOf(rq.res), rq.res.New())
+	obj, dry, err := s.decodeWrite(c, rq)
 	if err != nil {
 		return err
 	}
@@ -289,11 +295,7 @@ func modeOf(rq *request) updateMode {
 
 // update answers PUT on an object or its status.
 func (s *Server) update(c echo.Context, rq *request) error {
-	dry, err := dryRunOf(c)
-	if err != nil {
-		return err
-	}
-	obj, err := s.decodeRequest(c, kindOf(rq.res), rq.res.New())
+	obj, dry, err := s.decodeWrite(c, rq)
 	if err != nil {
 		return err
 	}
