@@ -36,6 +36,17 @@ type Options struct {
 	// Resources are the plural resource names given a manager (and whose stored
 	// objects get actors at Start); empty means DefaultResources.
 	Resources []string
+	Nodes     NodeOptions    // the node controller; zero fields take the defaults
+	Services  ServiceOptions // service address ranges; zero fields take the defaults
+	// EventTTL is how long an event is kept after it was last seen; 0 means
+	// DefaultEventTTL.
+	EventTTL time.Duration
+	// Scheduler runs the default scheduler (scheduling.go); the server turns it on.
+	Scheduler       bool
+	SchedulerShards int    // shard actors bidding in parallel; 0 means GOMAXPROCS
+	SchedulerPolicy []byte // a --policy-config-file; nil means the default policy
+	SchedulerSeed   int64  // seeds the random tie breaks; 0 means time based
+	SchedulerEvents bool   // also write a Scheduled event per bound pod (doubles the writes)
 }
 
 // Preconditions of a write, checked by the owning actor against the stored object.
@@ -76,8 +87,23 @@ func Start(opts Options) (*System, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.EventTTL <= 0 {
+		opts.EventTTL = DefaultEventTTL
+	}
 	if len(opts.Resources) == 0 {
 		opts.Resources = DefaultResources
+	}
+	opts.Nodes.withDefaults()
+	if err := opts.Services.withDefaults(); err != nil {
+		return nil, fmt.Errorf("actors: %w", err)
+	}
+	var sched *schedulerConfig
+	if opts.Scheduler {
+		c, err := newSchedulerConfig(opts)
+		if err != nil {
+			return nil, fmt.Errorf("actors: %w", err)
+		}
+		sched = c
 	}
 	log := opts.Log
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
@@ -92,10 +118,15 @@ func Start(opts Options) (*System, error) {
 		managers:  make(map[string]*actor.PID, len(opts.Resources)),
 		resources: append([]string(nil), opts.Resources...),
 		workers:   newWorkerPool(512, 300),
+		nodes:     opts.Nodes,
+		services:  opts.Services,
+		eventTTL:  opts.EventTTL,
+		sched:     sched,
 	}
 	for _, r := range e.resources {
 		e.managers[r] = sys.NewLocalPID(rootName + "/" + r)
 	}
+	e.evictor = sys.NewLocalPID(rootName + "/" + evictorName)
 	from := opts.Store.Revision() // the managers load at least this much
 	props := actor.PropsFromProducer(func() actor.Actor { return &supervisor{env: e} },
 		actor.WithSupervisor(restartStrategy(e.log)), actor.WithDispatcher(e.workers))
@@ -131,6 +162,7 @@ func (s *System) startFeeds(from int64) {
 		everyone string // the kind whose every actor looks again if the feed falls behind
 	}{
 		{&feed{env: s.env, resource: "pods", routes: []route{podToRCs}}, "replicationcontrollers"},
+		{&feed{env: s.env, resource: "pods", routes: []route{podToServices}}, "services"},
 	}
 	for _, fd := range feeds {
 		if _, ok := s.env.managers[fd.f.resource]; !ok {

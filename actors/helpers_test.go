@@ -36,11 +36,13 @@ func newObject(resource string) (kruntime.Object, error) {
 		return &corev1.ConfigMap{}, nil
 	case "secrets":
 		return &corev1.Secret{}, nil
+	case "events":
+		return &corev1.Event{}, nil
 	}
 	return nil, fmt.Errorf("no type for %q", resource)
 }
 
-var testResources = []string{"pods", "namespaces", "services", "replicationcontrollers", "nodes", "configmaps"}
+var testResources = []string{"pods", "namespaces", "services", "replicationcontrollers", "nodes", "configmaps", "events"}
 
 // fakeClock is a clock tests move by hand.
 type fakeClock struct {

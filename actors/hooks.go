@@ -36,7 +36,9 @@ var (
 	podHook     = &hook{grace: podGrace}
 	nsHook      = &hook{hold: true, terminate: terminateNamespace, settle: settleNamespace}
 	rcHook      = &hook{holdFor: rcHolds, terminate: terminateRC, deleted: rcDeleted,
-		settle: func(a *objectActor, ctx actorContext) { a.queueSync(ctx) }, sync: syncRC, answered: rcAnswered}
+		settle: settleRC, sync: syncRC, answered: rcAnswered}
+	nodeHook    = &hook{settle: settleNode, sync: syncNode, deleted: nodeDeleted}
+	serviceHook = &hook{settle: settleService, sync: syncService, answered: serviceAnswered, deleted: serviceDeleted}
 )
 
 func hookFor(resource string) *hook {
@@ -47,6 +49,12 @@ func hookFor(resource string) *hook {
 		return nsHook
 	case "replicationcontrollers":
 		return rcHook
+	case "nodes":
+		return nodeHook
+	case "services":
+		return serviceHook
+	case "events":
+		return eventHook
 	default:
 		return genericHook
 	}

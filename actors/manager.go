@@ -37,7 +37,8 @@ type manager struct {
 	children map[objKey]*childRef
 	byID     map[string]objKey // child PID id -> key, to recognise Terminated
 	gen      uint64
-	stopping bool // children are being stopped with the manager: not unexpected
+	stopping bool       // children are being stopped with the manager: not unexpected
+	ext      managerExt // the kind's own part, or nil (see managerext.go)
 }
 
 // objKey names an object within its kind.
@@ -55,6 +56,7 @@ func newManager(e *env, resource string) *manager {
 		hook:     hookFor(resource),
 		children: make(map[objKey]*childRef),
 		byID:     make(map[string]objKey),
+		ext:      newManagerExt(e, resource),
 	}
 }
 
@@ -66,6 +68,9 @@ func (m *manager) Receive(ctx actor.Context) {
 	case routed:
 		m.route(ctx, msg)
 	case *childIdle:
+		if m.ext != nil {
+			m.ext.receive(m, ctx, msg)
+		}
 		if c, ok := m.children[msg.key]; ok && c.pid.Equal(msg.pid) && c.routed == msg.handled {
 			m.forget(msg.key, c)
 			ctx.Stop(c.pid)
@@ -80,6 +85,10 @@ func (m *manager) Receive(ctx actor.Context) {
 		}
 	case *ping:
 		ctx.Respond(&pong{})
+	default:
+		if m.ext != nil {
+			m.ext.receive(m, ctx, msg)
+		}
 	}
 }
 
@@ -89,6 +98,9 @@ func (m *manager) load(ctx actor.Context) {
 		m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it})
 		return true
 	})
+	if m.ext != nil {
+		m.ext.load(m)
+	}
 }
 
 func (m *manager) route(ctx actor.Context, msg routed) {
@@ -98,10 +110,23 @@ func (m *manager) route(ctx actor.Context, msg routed) {
 	if _, resync := msg.(*resyncRequest); resync && !ok {
 		return // nothing to look again at: every stored object has an actor
 	}
+	if m.ext != nil {
+		seq := uint64(1)
+		if ok {
+			seq = c.routed + 1
+		}
+		if err := m.ext.admit(m, k, msg, seq); err != nil {
+			ctx.Respond(&reply{key: key, err: err})
+			return
+		}
+	}
 	if !ok {
 		_, create := msg.(*createRequest)
 		c = m.spawn(ctx, key, &cell{key: key, absent: create})
 		if c == nil {
+			if m.ext != nil {
+				m.ext.forget(m, k)
+			}
 			ctx.Respond(&reply{err: errSpawn})
 			return
 		}
@@ -133,5 +158,8 @@ func (m *manager) forget(k objKey, c *childRef) {
 	delete(m.children, k)
 	if c != nil {
 		delete(m.byID, c.pid.Id)
+	}
+	if m.ext != nil {
+		m.ext.forget(m, k)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubeactor/kubeactor/actors/event"
 	"github.com/kubeactor/kubeactor/actors/lifecycle"
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -31,6 +32,8 @@ type cell struct {
 	timer    *time.Timer
 	requeue  *time.Timer // a controller's next sync without an event
 	ctrl     any         // a controller's own state (an RC's expectations)
+	// recorder combines the similar events this actor records (events.go).
+	recorder *event.Aggregator
 }
 
 // objectActor is the only writer of one object. Its Receive checks each request
@@ -137,6 +140,14 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		}
 		ctx.Respond(&reply{object: a.obj})
 		panic(fmt.Sprintf("injected panic in %s %s/%s", a.cell.key.Resource, a.cell.key.Namespace, a.cell.key.Name))
+	case *recordRequest: // events.go
+		a.begin(msg.trace)
+		a.countEvent(ctx, msg)
+		a.settle(ctx)
+	case *eventFlush:
+		eventStateOf(a).queued = false
+		a.flushEvent()
+		a.settle(ctx)
 	case *probeRequest:
 		a.begin(msg.trace)
 		ctx.Respond(&probeReply{pid: ctx.Self(), revision: a.rev, handled: a.cell.handled, restarts: a.cell.restarts})

@@ -41,6 +41,26 @@ const rcResyncPeriod = 30 * time.Second
 // rcState is what an RC's actor keeps across restarts.
 type rcState struct {
 	exp replication.Expectations
+	// synced is the RC's revision at its last sync; dirty says a refused write
+	// changed the expectations since. Either makes settle queue a sync.
+	synced int64
+	dirty  bool
+	// sent maps a pod to the write (create or delete) awaiting its answer, so the
+	// answer records the right event.
+	sent map[string]string
+}
+
+// Pod writes an RC's actor asks for, in rcState.sent.
+const (
+	rcCreate = "create"
+	rcDelete = "delete"
+)
+
+func (st *rcState) send(pod, op string) {
+	if st.sent == nil {
+		st.sent = make(map[string]string)
+	}
+	st.sent[pod] = op
 }
 
 func rcHolds(opts DeleteOptions) bool {
@@ -86,17 +106,53 @@ func rcStateOf(a *objectActor) *rcState {
 
 // rcAnswered notes a create or delete that was refused: no pod event will come for it.
 func rcAnswered(a *objectActor, r *reply) {
-	if r.err == nil || r.key.Resource != "pods" {
+	if r.key.Resource != "pods" {
 		return
 	}
 	st := rcStateOf(a)
+	op := st.sent[r.key.Name]
+	delete(st.sent, r.key.Name)
+	if a.outstanding == 0 {
+		st.sent = nil // no answer is awaited: forget any lost one
+	}
+	rcRecordAnswer(a, op, r)
+	if r.err == nil {
+		return
+	}
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.key.Name, Namespace: r.key.Namespace}}
 	typ := replication.DeleteFailed
 	if slices.Contains(st.exp.Creates, r.key.Name) {
 		typ = replication.CreateFailed
 	}
 	st.exp = st.exp.Observe(replication.Event{Type: typ, Pod: p})
+	st.dirty = true
 	a.fields(a.cell.trace).WithField("error", r.err).Warn("pod write refused")
+}
+
+// settleRC syncs the RC when its own object changed or a refused write changed its
+// expectations; changes to its pods come as resyncs from the pod feed.
+func settleRC(a *objectActor, ctx actorContext) {
+	if st := rcStateOf(a); st.dirty || st.synced != a.rev {
+		a.queueSync(ctx)
+	}
+}
+
+// rcRecordAnswer records the event of an answered pod create or delete, as the
+// Kubernetes replication manager does.
+func rcRecordAnswer(a *objectActor, op string, r *reply) {
+	if a.obj == nil {
+		return
+	}
+	switch {
+	case op == rcCreate && r.err == nil:
+		a.record(a.env.root, a.obj, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: "+r.key.Name)
+	case op == rcCreate:
+		a.record(a.env.root, a.obj, corev1.EventTypeWarning, "FailedCreate", fmt.Sprintf("Error creating: %v", r.err))
+	case op == rcDelete && r.err == nil:
+		a.record(a.env.root, a.obj, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: "+r.key.Name)
+	case op == rcDelete:
+		a.record(a.env.root, a.obj, corev1.EventTypeWarning, "FailedDelete", fmt.Sprintf("Error deleting: %v", r.err))
+	}
 }
 
 // syncRC is the RC's controller: decide, then send the writes.
@@ -110,6 +166,7 @@ func syncRC(a *objectActor, ctx actorContext) {
 	pods := a.env.pods(rc.Namespace)
 	if rc.DeletionTimestamp != nil {
 		a.finishRC(ctx, rc, pods)
+		st.synced, st.dirty = a.rev, false
 		return
 	}
 	st.exp = st.exp.ObserveState(pods)
@@ -121,13 +178,16 @@ func syncRC(a *objectActor, ctx actorContext) {
 		if err := preparePod(p, now); err != nil {
 			st.exp = st.exp.Observe(replication.Event{Type: replication.CreateFailed, Pod: p})
 			a.fields(a.cell.trace).WithField("error", err).Error("pod from template is invalid")
+			a.record(ctx, rc, corev1.EventTypeWarning, "FailedCreate", fmt.Sprintf("Error creating: %v", err))
 			continue
 		}
 		ctx.Request(pm, &createRequest{envelope: envelope{trace: a.cell.trace, key: podKey(p.Namespace, p.Name)}, object: p})
+		st.send(p.Name, rcCreate)
 		a.outstanding++
 	}
 	for _, name := range plan.Delete {
 		ctx.Request(pm, &deleteRequest{envelope: envelope{trace: a.cell.trace, key: podKey(rc.Namespace, name)}})
+		st.send(name, rcDelete)
 		a.outstanding++
 	}
 	a.patchPods(ctx, rc.Namespace, pods, append(plan.Adopt, plan.Release...))
@@ -144,6 +204,7 @@ func syncRC(a *objectActor, ctx actorContext) {
 		requeue = plan.Requeue
 	}
 	a.syncAt(ctx, requeue)
+	st.synced, st.dirty = a.rev, false
 }
 
 // finishRC deals with the pods of an RC held for deletion (Orphan or Foreground) and
@@ -173,6 +234,7 @@ func (a *objectActor) finishRC(ctx actorContext, rc *corev1.ReplicationControlle
 	}
 	for _, name := range deps.Delete {
 		ctx.Request(a.env.managers["pods"], &deleteRequest{envelope: envelope{trace: a.cell.trace, key: podKey(rc.Namespace, name)}})
+		rcStateOf(a).send(name, rcDelete)
 		a.outstanding++
 	}
 	a.patchPods(ctx, rc.Namespace, pods, deps.Orphan)

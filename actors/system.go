@@ -34,6 +34,11 @@ type env struct {
 	managers  map[string]*actor.PID
 	resources []string
 	workers   *workerPool // the dispatcher of every actor
+	nodes     NodeOptions
+	services  ServiceOptions
+	evictor   *actor.PID // the one owner of the pod eviction rate limit (nodecontroller.go)
+	eventTTL  time.Duration
+	sched     *schedulerConfig // nil: no scheduler (scheduling.go)
 }
 
 // keys lists the keys of every stored object of one resource.
@@ -76,6 +81,8 @@ func (s *supervisor) Receive(ctx actor.Context) {
 				panic(err) // cannot happen: names are unique and the system is fresh
 			}
 		}
+		spawnEvictor(ctx, s.env)
+		spawnScheduler(ctx, s.env)
 	case *ping:
 		ctx.Respond(&pong{})
 	}

@@ -69,7 +69,13 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 		}
 	}()
 
-	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout})
+	nodes, services, err := controllerOptions(cfg)
+	if err != nil {
+		return err
+	}
+	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
+		Nodes: nodes, Services: services,
+		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
@@ -90,6 +96,14 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	srv := &http.Server{Handler: gw.Handler()}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	server, err := advertised(cfg, ln.Addr())
+	if err == nil {
+		err = sys.EnsureKubernetesService(ctx, server)
+	}
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("bootstrap kubernetes service: %w", err)
+	}
 	addr := ln.Addr().String()
 	log.WithFields(logrus.Fields{"address": addr, "data-dir": cfg.DataDir, "revision": store.Revision()}).Info("serving")
 	if ready != nil {

@@ -3,10 +3,14 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/kubeactor/kubeactor/actors/scheduler"
 )
 
 // Server configures `kubeactor server`: the store, the actor system and the gateway.
@@ -20,7 +24,23 @@ type Server struct {
 	MaxRequestBodyBytes int64         `name:"max-request-body-bytes" default:"3145728" help:"Largest accepted request body; larger bodies get 413."`
 	ShutdownGracePeriod time.Duration `name:"shutdown-grace-period" default:"5s" help:"How long to drain requests on SIGTERM."`
 	Profiling           bool          `name:"profiling" default:"true" negatable:"" help:"Serve Go profiles at /debug/pprof/ (the book's --profiling)."`
-	GCPercent           int           `name:"gc-percent" default:"400" help:"Go GC target percentage (GOGC) for the server; the stored objects are a large, steady live heap, so collecting less often saves CPU at the price of memory. The GOGC environment variable wins when set."`
+	EventTTL            time.Duration `name:"event-ttl" default:"1h" help:"How long an event is kept after it was last seen."`
+	// The node controller and service addresses (the book's controller-manager and
+	// apiserver flags).
+	NodeMonitorGracePeriod time.Duration `name:"node-monitor-grace-period" default:"40s" help:"How long a node may go without posting status before it is marked Unknown."`
+	NodeStartupGracePeriod time.Duration `name:"node-startup-grace-period" default:"60s" help:"How long a new node may go without ever posting status before it is marked Unknown."`
+	NodeMonitorPeriod      time.Duration `name:"node-monitor-period" default:"5s" help:"How often each node's status is looked at."`
+	PodEvictionTimeout     time.Duration `name:"pod-eviction-timeout" default:"5m" help:"How long a node may be NotReady or Unknown before its pods are deleted."`
+	DeletingPodsQPS        float64       `name:"deleting-pods-qps" default:"0.1" help:"Nodes whose pods are evicted per second."`
+	DeletingPodsBurst      int           `name:"deleting-pods-burst" default:"10" help:"Nodes whose pods may be evicted in a burst."`
+	ServiceClusterIPRange  string        `name:"service-cluster-ip-range" default:"10.254.0.0/16" help:"CIDR from which service cluster IPs are allocated."`
+	ServiceNodePortRange   string        `name:"service-node-port-range" default:"30000-32767" help:"Port range from which NodePort services' ports are allocated."`
+	AdvertiseAddress       string        `name:"advertise-address" help:"IP address the kubernetes service's endpoints point at (default: --insecure-bind-address, or the first non-loopback address when that is 0.0.0.0)."`
+	GCPercent              int           `name:"gc-percent" default:"400" help:"Go GC target percentage (GOGC) for the server; the stored objects are a large, steady live heap, so collecting less often saves CPU at the price of memory. The GOGC environment variable wins when set."`
+	PolicyConfigFile       string        `name:"policy-config-file" help:"Scheduler policy file (JSON: predicates and weighted priorities, as v1.0's); default: the default provider."`
+	SchedulerShards        int           `name:"scheduler-shards" default:"0" help:"Shard actors bidding nodes in parallel (0: one per CPU)."`
+	// SchedulerPolicy is the content of PolicyConfigFile, read and checked by Validate.
+	SchedulerPolicy []byte `kong:"-"`
 }
 
 // DefaultDataDir is where the store lives when --data-dir is not given.
@@ -54,11 +74,42 @@ func (s *Server) Validate() error {
 	if s.RequestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout %s: must be positive", s.RequestTimeout)
 	}
+	if s.EventTTL <= 0 {
+		return fmt.Errorf("--event-ttl %s: must be positive", s.EventTTL)
+	}
+	if s.NodeMonitorGracePeriod <= 0 || s.NodeStartupGracePeriod <= 0 || s.NodeMonitorPeriod <= 0 || s.PodEvictionTimeout <= 0 {
+		return fmt.Errorf("--node-monitor-grace-period, --node-startup-grace-period, --node-monitor-period and --pod-eviction-timeout must be positive")
+	}
+	if s.DeletingPodsQPS <= 0 || s.DeletingPodsBurst < 1 {
+		return fmt.Errorf("--deleting-pods-qps %v and --deleting-pods-burst %d: must be positive", s.DeletingPodsQPS, s.DeletingPodsBurst)
+	}
+	if _, err := s.ClusterIPRange(); err != nil {
+		return err
+	}
+	if _, _, err := s.NodePortRange(); err != nil {
+		return err
+	}
+	if s.AdvertiseAddress != "" && net.ParseIP(s.AdvertiseAddress) == nil {
+		return fmt.Errorf("--advertise-address %q: not an IP address", s.AdvertiseAddress)
+	}
 	if s.GCPercent < 10 {
 		return fmt.Errorf("--gc-percent %d: must be at least 10", s.GCPercent)
 	}
 	if s.MaxRequestBodyBytes < 1024 {
 		return fmt.Errorf("--max-request-body-bytes %d: must be at least 1024", s.MaxRequestBodyBytes)
+	}
+	if s.SchedulerShards < 0 {
+		return fmt.Errorf("--scheduler-shards %d: must not be negative", s.SchedulerShards)
+	}
+	if s.PolicyConfigFile != "" {
+		data, err := os.ReadFile(s.PolicyConfigFile)
+		if err != nil {
+			return fmt.Errorf("--policy-config-file: %w", err)
+		}
+		if _, err := scheduler.ParsePolicy(data); err != nil {
+			return fmt.Errorf("--policy-config-file %s: %w", s.PolicyConfigFile, err)
+		}
+		s.SchedulerPolicy = data
 	}
 	return nil
 }
@@ -67,4 +118,25 @@ func (s *Server) Validate() error {
 type Logging struct {
 	LogLevel  string `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level (debug, info, warn, error)."`
 	LogFormat string `name:"log-format" default:"text" enum:"text,json" help:"Log format (text or json)."`
+}
+
+// ClusterIPRange parses --service-cluster-ip-range.
+func (s *Server) ClusterIPRange() (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s.ServiceClusterIPRange)
+	if err != nil || !p.Addr().Is4() || p.Bits() > 30 || p.Bits() < 12 {
+		return netip.Prefix{}, fmt.Errorf("--service-cluster-ip-range %q: must be an IPv4 CIDR from /12 to /30", s.ServiceClusterIPRange)
+	}
+	return p.Masked(), nil
+}
+
+// NodePortRange parses --service-node-port-range ("min-max", inclusive): its first
+// port and size.
+func (s *Server) NodePortRange() (base, size int, err error) {
+	lo, hi, ok := strings.Cut(s.ServiceNodePortRange, "-")
+	a, errA := strconv.Atoi(strings.TrimSpace(lo))
+	b, errB := strconv.Atoi(strings.TrimSpace(hi))
+	if !ok || errA != nil || errB != nil || a < 1 || b > 65535 || a > b {
+		return 0, 0, fmt.Errorf("--service-node-port-range %q: must be min-max, from 1 to 65535", s.ServiceNodePortRange)
+	}
+	return a, b - a + 1, nil
 }

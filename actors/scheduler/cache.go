@@ -176,6 +176,16 @@ func (c *Cache) Assume(pod *corev1.Pod, node string, now time.Time) error {
 	return nil
 }
 
+// Pods returns the keys of every pod counted, bound or assumed, sorted.
+func (c *Cache) Pods() []string {
+	keys := make([]string, 0, len(c.pods))
+	for k := range c.pods {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // Confirm marks an assumed pod as bound: it stays counted and no longer expires.
 func (c *Cache) Confirm(key string) { delete(c.assumed, key) }
 

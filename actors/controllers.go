@@ -1,0 +1,69 @@
+package actors
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+
+	"github.com/kubeactor/kubeactor/actors/node"
+	"github.com/kubeactor/kubeactor/actors/service"
+)
+
+// NodeOptions configure the node controller (the controller-manager's flags).
+type NodeOptions struct {
+	node.Config
+	// MonitorPeriod is how often each node is looked at without any event
+	// (--node-monitor-period).
+	MonitorPeriod time.Duration
+}
+
+// ServiceOptions configure the allocation of service addresses.
+type ServiceOptions struct {
+	ClusterIPRange netip.Prefix      // --service-cluster-ip-range
+	NodePortRange  utilnet.PortRange // --service-node-port-range
+}
+
+// DefaultClusterIPRange is the book's --service-cluster-ip-range.
+var DefaultClusterIPRange = netip.MustParsePrefix("10.254.0.0/16")
+
+// withDefaults fills the zero fields with the Kubernetes 1.0 defaults and checks the
+// ranges.
+func (o *NodeOptions) withDefaults() {
+	d := node.DefaultConfig()
+	if o.MonitorGracePeriod <= 0 {
+		o.MonitorGracePeriod = d.MonitorGracePeriod
+	}
+	if o.StartupGracePeriod <= 0 {
+		o.StartupGracePeriod = d.StartupGracePeriod
+	}
+	if o.PodEvictionTimeout <= 0 {
+		o.PodEvictionTimeout = d.PodEvictionTimeout
+	}
+	if o.DeletingPodsQPS <= 0 {
+		o.DeletingPodsQPS = d.DeletingPodsQPS
+	}
+	if o.DeletingPodsBurst <= 0 {
+		o.DeletingPodsBurst = d.DeletingPodsBurst
+	}
+	if o.MonitorPeriod <= 0 {
+		o.MonitorPeriod = 5 * time.Second
+	}
+}
+
+func (o *ServiceOptions) withDefaults() error {
+	if !o.ClusterIPRange.IsValid() {
+		o.ClusterIPRange = DefaultClusterIPRange
+	}
+	if o.NodePortRange.Size == 0 {
+		o.NodePortRange = service.DefaultNodePorts
+	}
+	if _, err := service.NewIPs(o.ClusterIPRange); err != nil {
+		return fmt.Errorf("service cluster IP range: %w", err)
+	}
+	if _, err := service.NewPorts(o.NodePortRange); err != nil {
+		return fmt.Errorf("service node port range: %w", err)
+	}
+	return nil
+}

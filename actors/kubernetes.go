@@ -1,0 +1,83 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeactor/kubeactor/actors/service"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// EnsureKubernetesService creates, or brings up to date, the default/kubernetes
+// service (the first address of the cluster IP range, port 443) and its endpoints,
+// which point at server, the API server's address. The server calls it once it
+// listens (its port may only be known then).
+func (s *System) EnsureKubernetesService(ctx context.Context, server netip.AddrPort) error {
+	ips, err := service.NewIPs(s.env.services.ClusterIPRange)
+	if err != nil {
+		return fmt.Errorf("kubernetes service: %w", err)
+	}
+	port := int32(server.Port())
+	svc := service.KubernetesService(ips.Kubernetes(), port)
+	key := persistence.Key{Resource: "services", Namespace: service.KubernetesNamespace, Name: service.KubernetesName}
+	err = s.ensure(ctx, key, svc, func(cur runtime.Object) runtime.Object {
+		c, ok := cur.(*corev1.Service)
+		if !ok || equality.Semantic.DeepEqual(c.Spec.Ports, svc.Spec.Ports) {
+			return nil
+		}
+		next := c.DeepCopy()
+		next.Spec.Ports = svc.Spec.Ports
+		return next
+	})
+	if err != nil {
+		return fmt.Errorf("kubernetes service: %w", err)
+	}
+	eps := service.KubernetesEndpoints(server.Addr().Unmap(), port)
+	key = persistence.Key{Resource: "endpoints", Namespace: service.KubernetesNamespace, Name: service.KubernetesName}
+	err = s.ensure(ctx, key, eps, func(cur runtime.Object) runtime.Object {
+		c, ok := cur.(*corev1.Endpoints)
+		if !ok || !service.Changed(c, eps) {
+			return nil
+		}
+		next := c.DeepCopy()
+		next.Subsets, next.Labels = eps.Subsets, eps.Labels
+		return next
+	})
+	if err != nil {
+		return fmt.Errorf("kubernetes endpoints: %w", err)
+	}
+	return nil
+}
+
+// ensure creates want at key, or, when an object is stored there, updates it to what
+// change returns (nil: nothing to change).
+func (s *System) ensure(ctx context.Context, key persistence.Key, want runtime.Object, change func(cur runtime.Object) runtime.Object) error {
+	it, err := s.env.store.Get(key)
+	switch {
+	case errors.Is(err, persistence.ErrNotFound):
+		if err := prepareNew(key.Resource, want, s.env.now()); err != nil {
+			return err
+		}
+		_, err := s.Create(ctx, key, want)
+		return err
+	case err != nil:
+		return err
+	}
+	next := change(it.Object)
+	if next == nil {
+		return nil
+	}
+	m, ok := it.Object.(metav1.Object)
+	if !ok {
+		return fmt.Errorf("%T has no metadata", it.Object)
+	}
+	_, err = s.Update(ctx, key, next, Preconditions{UID: m.GetUID(), ResourceVersion: it.Revision})
+	return err
+}

@@ -1,0 +1,686 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/kubeactor/kubeactor/actors/event"
+	"github.com/kubeactor/kubeactor/actors/scheduler"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// The scheduler: one scheduler actor decides, N shard actors bid.
+//
+// The scheduler actor owns the scheduler.Cache, so it is the only writer of every
+// NodeInfo. For each pending pod it builds the pod's context once and asks every
+// shard for a bid; a shard bids the pod on its nodes (a slice of the cache's
+// NodeInfos that it only reads) and answers its own decision. While a round is out
+// the scheduler changes nothing in the cache: messages that would (store input, bind
+// answers, timers) wait and are handled once the last bid is in. It then merges the
+// shards' decisions in shard order, assumes the pod on the winner and sends the
+// binding, with the decision as an annotation, to the pod's actor: the next round
+// already counts the pod, so two decisions never overcommit a node.
+//
+// Inputs come from three goroutines that read a snapshot of nodes, services and pods
+// and then follow the change log from its revision. A failed shard fails the
+// scheduler, whose supervisor restarts it with fresh snapshots.
+
+// DecisionAnnotation is the pod annotation, written with the binding, that explains
+// the decision: the winner, its score and per-priority breakdown, how many nodes were
+// feasible, the rejections by reason and the best candidates.
+const DecisionAnnotation = "scheduler.kubeactor.io/decision"
+
+// Timing of the scheduler.
+const (
+	assumeTTL      = 30 * time.Second // an assumed pod whose binding is not observed by then is dropped
+	expireEvery    = 5 * time.Second
+	backoffInitial = time.Second // an unschedulable pod waits this, doubling per failure,
+	backoffMax     = 60 * time.Second
+)
+
+const schedulerComponent = "default-scheduler"
+
+// schedulerConfig is the scheduler's part of Options, checked at Start.
+type schedulerConfig struct {
+	shards          int
+	policy          scheduler.Policy
+	seed            int64
+	scheduledEvents bool
+}
+
+func newSchedulerConfig(opts Options) (*schedulerConfig, error) {
+	c := &schedulerConfig{shards: opts.SchedulerShards, seed: opts.SchedulerSeed, scheduledEvents: opts.SchedulerEvents}
+	if c.shards <= 0 {
+		c.shards = runtime.GOMAXPROCS(0)
+	}
+	if c.seed == 0 {
+		c.seed = time.Now().UnixNano()
+	}
+	c.policy = scheduler.DefaultPolicy()
+	if opts.SchedulerPolicy != nil {
+		p, err := scheduler.ParsePolicy(opts.SchedulerPolicy)
+		if err != nil {
+			return nil, fmt.Errorf("scheduler policy: %w", err)
+		}
+		c.policy = p
+	}
+	return c, nil
+}
+
+// schedulerProps builds the scheduler actor. A failing shard escalates: the scheduler
+// restarts as a whole and reloads its view from the store.
+func schedulerProps(e *env) *actor.Props {
+	escalate := actor.NewOneForOneStrategy(0, time.Second, func(reason any) actor.Directive {
+		e.log.WithField("reason", fmt.Sprint(reason)).Error("scheduler shard failed")
+		return actor.EscalateDirective
+	})
+	return actor.PropsFromProducer(func() actor.Actor { return newSchedulerActor(e) },
+		actor.WithSupervisor(escalate), actor.WithDispatcher(e.workers))
+}
+
+type schedulerActor struct {
+	env    *env
+	cfg    *schedulerConfig
+	log    logrus.FieldLogger
+	cache  *scheduler.Cache
+	rng    *rand.Rand
+	shards []*actor.PID
+	stale  bool // the node set changed: shards get new slices before the next round
+
+	stopInputs context.CancelFunc
+	inputs     sync.WaitGroup
+	loaded     map[string]bool     // resources whose first snapshot arrived
+	services   map[string]struct{} // namespace/name of the services in the cache
+
+	queue   []string              // pod keys to decide, first come first served
+	pending map[string]*queuedPod // pods waiting for a decision (queued or backing off)
+	backoff map[string]*queuedPod // the pending pods backing off
+	binds   map[string]*binding   // bindings sent, not yet answered
+	changed bool                  // room appeared: retry the backing-off pods now
+	events  event.Aggregator      // combines a pod's FailedScheduling events
+
+	round    *round
+	seq      uint64
+	deferred []any // messages that arrived during a round
+
+	retryTimer  *time.Timer
+	retryAt     time.Time
+	expireTimer *time.Timer
+}
+
+type queuedPod struct {
+	queued   bool
+	attempts int
+	retryAt  time.Time
+}
+
+type binding struct {
+	pod      *corev1.Pod
+	decision scheduler.Decision
+}
+
+type round struct {
+	seq       uint64
+	key       string
+	pod       *corev1.Pod
+	rev       int64
+	pctx      *scheduler.PodContext
+	decisions []scheduler.Decision // by shard
+	waiting   int
+}
+
+func newSchedulerActor(e *env) *schedulerActor {
+	return &schedulerActor{
+		env:      e,
+		cfg:      e.sched,
+		log:      e.log.WithField("component", schedulerComponent),
+		cache:    scheduler.NewCache(),
+		rng:      rand.New(rand.NewSource(e.sched.seed)),
+		loaded:   make(map[string]bool),
+		services: make(map[string]struct{}),
+		pending:  make(map[string]*queuedPod),
+		backoff:  make(map[string]*queuedPod),
+		binds:    make(map[string]*binding),
+	}
+}
+
+// Receive defers what would change the cache while a round is out, then starts the
+// next round if none is.
+func (s *schedulerActor) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *actor.Started:
+		s.start(ctx)
+	case *actor.Stopping, *actor.Restarting:
+		s.stop()
+		return
+	case *bidReply:
+		s.bidIn(ctx, msg)
+	case *schedInput, *reply, *schedRetry, *schedExpire:
+		if s.round != nil {
+			s.deferred = append(s.deferred, msg)
+			return
+		}
+		s.handle(ctx, msg)
+	case *ping:
+		ctx.Respond(&pong{})
+	}
+	s.next(ctx)
+}
+
+func (s *schedulerActor) start(ctx actor.Context) {
+	s.shards = make([]*actor.PID, s.cfg.shards)
+	for i := range s.shards {
+		rng := rand.New(rand.NewSource(s.cfg.seed + int64(i) + 1))
+		props := actor.PropsFromProducer(func() actor.Actor { return &shardActor{policy: &s.cfg.policy, rng: rng} },
+			actor.WithDispatcher(s.env.workers))
+		s.shards[i] = ctx.Spawn(props)
+	}
+	s.stale = true
+	in, cancel := context.WithCancel(context.Background())
+	s.stopInputs = cancel
+	self := ctx.Self()
+	for _, r := range []string{"nodes", "services", "pods"} {
+		s.inputs.Add(1)
+		go func() {
+			defer s.inputs.Done()
+			s.env.follow(in, r, self)
+		}()
+	}
+	s.armExpire(ctx)
+}
+
+func (s *schedulerActor) stop() {
+	if s.stopInputs != nil {
+		s.stopInputs()
+		s.inputs.Wait()
+		s.stopInputs = nil
+	}
+	for _, t := range []*time.Timer{s.retryTimer, s.expireTimer} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+}
+
+// follow sends the scheduler a snapshot of one resource and then the change log after
+// it, until ctx ends. A watcher that falls behind the log starts over with a snapshot.
+func (e *env) follow(ctx context.Context, resource string, to *actor.PID) {
+	for ctx.Err() == nil {
+		sn := e.store.Snapshot(resource)
+		var items []*persistence.Item
+		sn.Ascend("", "", func(it *persistence.Item) bool {
+			items = append(items, it)
+			return true
+		})
+		e.root.Send(to, &schedInput{resource: resource, snapshot: true, items: items})
+		w, err := e.store.Watch(ctx, resource, "", sn.Revision())
+		if errors.Is(err, persistence.ErrCompacted) {
+			continue
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				e.log.WithFields(logrus.Fields{"resource": resource, "error": err}).Error("scheduler watch")
+			}
+			return
+		}
+		for {
+			evs, err := w.Next(ctx)
+			if errors.Is(err, persistence.ErrCompacted) {
+				e.log.WithField("resource", resource).Warn("scheduler input fell behind: reloading")
+				break
+			}
+			if err != nil {
+				return
+			}
+			e.root.Send(to, &schedInput{resource: resource, events: evs})
+		}
+	}
+}
+
+// handle applies a message that may change the cache (never during a round).
+func (s *schedulerActor) handle(ctx actor.Context, msg any) {
+	switch msg := msg.(type) {
+	case *schedInput:
+		s.input(msg)
+	case *reply:
+		s.bound(ctx, msg)
+	case *schedRetry:
+		s.retryTimer = nil
+		s.retryDue(ctx)
+	case *schedExpire:
+		for _, key := range s.cache.Expire(s.env.now(), assumeTTL) {
+			s.log.WithField("pod", key).Warn("binding not observed: assumption expired")
+			delete(s.binds, key)
+			s.enqueue(key)
+		}
+		s.armExpire(ctx)
+	}
+	if s.changed {
+		s.changed = false
+		s.retryAll()
+	}
+}
+
+func (s *schedulerActor) ready() bool {
+	return s.loaded["nodes"] && s.loaded["services"] && s.loaded["pods"]
+}
+
+// input applies a snapshot or a batch of events of one resource to the cache.
+func (s *schedulerActor) input(in *schedInput) {
+	if in.snapshot {
+		s.reset(in)
+		for _, it := range in.items {
+			s.apply(in.resource, persistence.Added, it.Object)
+		}
+		s.loaded[in.resource] = true
+		return
+	}
+	for _, ev := range in.events {
+		s.apply(in.resource, ev.Type, ev.Item.Object)
+	}
+}
+
+// reset forgets what a snapshot no longer holds (after the input fell behind).
+func (s *schedulerActor) reset(in *schedInput) {
+	if !s.loaded[in.resource] {
+		return
+	}
+	present := make(map[string]bool, len(in.items))
+	for _, it := range in.items {
+		present[namespacedName(it.Key)] = true
+	}
+	switch in.resource {
+	case "nodes":
+		for _, n := range slices.Clone(s.cache.Nodes()) {
+			if !present["/"+n.Name()] {
+				s.cache.RemoveNode(n.Name())
+				s.stale = true
+			}
+		}
+	case "services":
+		for k := range s.services {
+			if !present[k] {
+				ns, name, _ := strings.Cut(k, "/")
+				s.cache.RemoveService(ns, name)
+				delete(s.services, k)
+			}
+		}
+	case "pods":
+		for _, k := range s.cache.Pods() {
+			if _, binding := s.binds[k]; !present[k] && !binding {
+				s.cache.DeletePod(k)
+				s.changed = true
+			}
+		}
+		for k := range s.pending {
+			if !present[k] {
+				s.dropPending(k)
+			}
+		}
+	}
+}
+
+func namespacedName(k persistence.Key) string { return k.Namespace + "/" + k.Name }
+
+func (s *schedulerActor) apply(resource string, typ persistence.EventType, obj any) {
+	switch o := obj.(type) {
+	case *corev1.Node:
+		s.nodeIn(typ, o)
+	case *corev1.Service:
+		key := namespacedName(persistence.Key{Namespace: o.Namespace, Name: o.Name})
+		if typ == persistence.Deleted {
+			s.cache.RemoveService(o.Namespace, o.Name)
+			delete(s.services, key)
+			return
+		}
+		s.cache.SetService(o)
+		s.services[key] = struct{}{}
+	case *corev1.Pod:
+		s.podIn(typ, o)
+	}
+}
+
+func (s *schedulerActor) nodeIn(typ persistence.EventType, node *corev1.Node) {
+	old := s.cache.Node(node.Name)
+	if typ == persistence.Deleted {
+		if old != nil {
+			s.cache.RemoveNode(node.Name)
+			s.stale = true
+		}
+		return
+	}
+	switch {
+	case old == nil:
+		s.stale, s.changed = true, true
+	case nodeChanged(old, node):
+		s.changed = true
+	}
+	s.cache.SetNode(node)
+}
+
+// nodeChanged tells whether an update may let a pod fit where it did not (a heartbeat
+// alone does not).
+func nodeChanged(old *scheduler.NodeInfo, node *corev1.Node) bool {
+	wasOK, _ := old.Eligible()
+	ok, _ := scheduler.NodeSchedulable(node)
+	prev := old.Node()
+	return wasOK != ok || !maps.Equal(prev.Labels, node.Labels) ||
+		!apiequality.Semantic.DeepEqual(prev.Status.Allocatable, node.Status.Allocatable) ||
+		!apiequality.Semantic.DeepEqual(prev.Status.Capacity, node.Status.Capacity)
+}
+
+func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
+	key := scheduler.PodKey(pod)
+	if typ == persistence.Deleted {
+		if pod.Spec.NodeName != "" || s.cache.IsAssumed(key) {
+			s.changed = true // its room is free
+		}
+		s.cache.DeletePod(key)
+		s.dropPending(key)
+		return
+	}
+	if pod.Spec.NodeName != "" {
+		if n := s.cache.Node(pod.Spec.NodeName); n != nil && n.HasPod(key) && podDone(pod) {
+			s.changed = true
+		}
+		s.cache.SetPod(pod)
+		s.dropPending(key)
+		return
+	}
+	if !pendingForUs(pod) {
+		s.dropPending(key)
+		return
+	}
+	if _, ok := s.pending[key]; !ok {
+		s.enqueue(key)
+	}
+}
+
+// pendingForUs tells whether this scheduler must place the pod.
+func pendingForUs(pod *corev1.Pod) bool {
+	return pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil && !podDone(pod) &&
+		(pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == corev1.DefaultSchedulerName)
+}
+
+func podDone(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// enqueue queues a pod for a decision now, ending any backoff.
+func (s *schedulerActor) enqueue(key string) {
+	q := s.pending[key]
+	if q == nil {
+		q = &queuedPod{}
+		s.pending[key] = q
+	}
+	delete(s.backoff, key)
+	q.retryAt = time.Time{}
+	if !q.queued {
+		q.queued = true
+		s.queue = append(s.queue, key)
+	}
+}
+
+func (s *schedulerActor) dropPending(key string) {
+	delete(s.pending, key)
+	delete(s.backoff, key)
+}
+
+// retryAll queues every backing-off pod at once: a node came or changed, or a pod left.
+func (s *schedulerActor) retryAll() {
+	for _, key := range slices.Sorted(maps.Keys(s.backoff)) {
+		s.enqueue(key)
+	}
+}
+
+// retryDue queues the pods whose backoff ended and waits for the next one.
+func (s *schedulerActor) retryDue(ctx actor.Context) {
+	now := s.env.now()
+	var next time.Time
+	for _, key := range slices.Sorted(maps.Keys(s.backoff)) {
+		q := s.backoff[key]
+		if !q.retryAt.After(now) {
+			s.enqueue(key)
+		} else if next.IsZero() || q.retryAt.Before(next) {
+			next = q.retryAt
+		}
+	}
+	if !next.IsZero() {
+		s.armRetry(ctx, next)
+	}
+}
+
+func (s *schedulerActor) armRetry(ctx actor.Context, at time.Time) {
+	if s.retryTimer != nil && !at.Before(s.retryAt) {
+		return
+	}
+	if s.retryTimer != nil {
+		s.retryTimer.Stop()
+	}
+	self, root := ctx.Self(), s.env.root
+	s.retryAt = at
+	s.retryTimer = time.AfterFunc(max(at.Sub(s.env.now()), 0), func() { root.Send(self, &schedRetry{}) })
+}
+
+func (s *schedulerActor) armExpire(ctx actor.Context) {
+	self, root := ctx.Self(), s.env.root
+	s.expireTimer = time.AfterFunc(expireEvery, func() { root.Send(self, &schedExpire{}) })
+}
+
+// next starts a round for the first queued pod that is still pending.
+func (s *schedulerActor) next(ctx actor.Context) {
+	for s.round == nil && s.ready() && len(s.queue) > 0 {
+		key := s.queue[0]
+		s.queue[0] = ""
+		s.queue = s.queue[1:]
+		q := s.pending[key]
+		if q == nil || !q.queued {
+			continue
+		}
+		q.queued = false
+		if _, ok := s.binds[key]; ok {
+			continue
+		}
+		pod, rev := s.current(key)
+		if pod == nil {
+			s.dropPending(key)
+			continue
+		}
+		s.bid(ctx, key, pod, rev)
+	}
+}
+
+// current reads the pod as stored now, or nil when it no longer waits for us.
+func (s *schedulerActor) current(key string) (*corev1.Pod, int64) {
+	ns, name, _ := strings.Cut(key, "/")
+	it, err := s.env.store.Get(podKey(ns, name))
+	if err != nil {
+		return nil, 0
+	}
+	pod, ok := it.Object.(*corev1.Pod)
+	if !ok || !pendingForUs(pod) {
+		return nil, 0
+	}
+	return pod, it.Revision
+}
+
+func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev int64) {
+	if s.stale {
+		for i, nodes := range s.cache.Shards(len(s.shards)) {
+			ctx.Send(s.shards[i], &shardNodes{nodes: nodes})
+		}
+		s.stale = false
+	}
+	s.seq++
+	r := &round{seq: s.seq, key: key, pod: pod, rev: rev, pctx: s.cache.Context(pod, &s.cfg.policy),
+		decisions: make([]scheduler.Decision, len(s.shards)), waiting: len(s.shards)}
+	s.round = r
+	for i, pid := range s.shards {
+		ctx.Request(pid, &bidRequest{seq: r.seq, shard: i, pod: pod, ctx: r.pctx})
+	}
+}
+
+// bidIn collects a shard's decision; with the last one the round ends and the
+// messages deferred during it are handled.
+func (s *schedulerActor) bidIn(ctx actor.Context, msg *bidReply) {
+	r := s.round
+	if r == nil || msg.seq != r.seq {
+		return
+	}
+	r.decisions[msg.shard] = msg.decision
+	if r.waiting--; r.waiting > 0 {
+		return
+	}
+	s.decide(ctx, r)
+	s.round = nil
+	deferred := s.deferred
+	s.deferred = nil
+	for _, m := range deferred {
+		s.handle(ctx, m)
+	}
+}
+
+// decide merges the shards' decisions (in shard order, so a seed gives the same
+// outcome), then binds the winner or records the failure.
+func (s *schedulerActor) decide(ctx actor.Context, r *round) {
+	d := r.decisions[0]
+	for _, x := range r.decisions[1:] {
+		d = scheduler.Merge(d, x, s.rng.Intn)
+	}
+	if d.Node == "" {
+		s.unschedulable(ctx, r.key, r.pod, d)
+		return
+	}
+	winner := s.cfg.policy.Explain(r.pod, s.cache.Node(d.Node), r.pctx)
+	if err := s.cache.Assume(r.pod, d.Node, s.env.now()); err != nil {
+		s.log.WithFields(logrus.Fields{"pod": r.key, "error": err}).Debug("not assumed")
+		return
+	}
+	next := r.pod.DeepCopy()
+	next.Spec.NodeName = d.Node
+	if next.Annotations == nil {
+		next.Annotations = make(map[string]string, 1)
+	}
+	next.Annotations[DecisionAnnotation] = recordDecision(d, winner.Scores)
+	s.binds[r.key] = &binding{pod: r.pod, decision: d}
+	delete(s.pending, r.key)
+	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.pod.Namespace, r.pod.Name)},
+		object: next, pre: Preconditions{UID: r.pod.UID, ResourceVersion: r.rev}})
+}
+
+// bound handles the answer to a binding. A refused binding (the pod changed, was
+// bound by someone else, or is gone) drops the assumption and looks at the pod again.
+func (s *schedulerActor) bound(ctx actor.Context, r *reply) {
+	if r.key.Resource != "pods" {
+		return
+	}
+	key := namespacedName(r.key)
+	b, ok := s.binds[key]
+	if !ok {
+		return
+	}
+	delete(s.binds, key)
+	if r.err != nil {
+		s.cache.Forget(key)
+		s.log.WithFields(logrus.Fields{"pod": key, "node": b.decision.Node, "error": r.err}).Debug("binding refused")
+		s.enqueue(key)
+		return
+	}
+	if p, ok := r.object.(*corev1.Pod); ok {
+		s.cache.SetPod(p) // the binding is observed
+	}
+	if s.cfg.scheduledEvents {
+		s.env.recordEvent(ctx, &s.events, "", b.pod, schedulerComponent, corev1.EventTypeNormal, "Scheduled",
+			scheduler.ScheduledMessage(b.decision))
+	}
+}
+
+// unschedulable records why the pod fits nowhere and backs it off.
+func (s *schedulerActor) unschedulable(ctx actor.Context, key string, pod *corev1.Pod, d scheduler.Decision) {
+	q := s.pending[key]
+	if q == nil {
+		q = &queuedPod{}
+		s.pending[key] = q
+	}
+	q.attempts++
+	delay := backoffInitial << min(q.attempts-1, 6)
+	q.retryAt = s.env.now().Add(min(delay, backoffMax))
+	s.backoff[key] = q
+	s.armRetry(ctx, q.retryAt)
+	msg := scheduler.FailedSchedulingMessage(d)
+	s.env.recordEvent(ctx, &s.events, "", pod, schedulerComponent, corev1.EventTypeWarning, "FailedScheduling", msg)
+	s.log.WithFields(logrus.Fields{"pod": key, "attempts": q.attempts, "reasons": msg}).Debug("pod unschedulable")
+}
+
+// decisionRecord is the decision as the pod's annotation keeps it.
+type decisionRecord struct {
+	Node       string                    `json:"node"`
+	Score      int64                     `json:"score"`
+	Ties       int                       `json:"ties,omitempty"`
+	Feasible   int                       `json:"feasible"`
+	Nodes      int                       `json:"nodes"`
+	Priorities []scheduler.PriorityScore `json:"priorities,omitempty"` // the winner's scores
+	Rejected   map[string]int            `json:"rejected,omitempty"`   // reason -> nodes
+	Top        []scoredNode              `json:"top,omitempty"`        // best candidates
+}
+
+type scoredNode struct {
+	Node  string `json:"node"`
+	Score int64  `json:"score"`
+}
+
+func recordDecision(d scheduler.Decision, winner []scheduler.PriorityScore) string {
+	rec := decisionRecord{Node: d.Node, Score: d.Score, Ties: d.Ties, Feasible: d.Feasible, Nodes: d.Nodes,
+		Priorities: winner, Rejected: d.Reasons, Top: make([]scoredNode, len(d.Top))}
+	for i, b := range d.Top {
+		rec.Top[i] = scoredNode{Node: b.Node, Score: b.Score}
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return "" // cannot happen: plain values
+	}
+	return string(data)
+}
+
+// shardActor bids pods on its shard of the nodes.
+type shardActor struct {
+	policy *scheduler.Policy
+	rng    *rand.Rand
+	nodes  []*scheduler.NodeInfo
+	bids   []scheduler.Bid // reused
+}
+
+func (a *shardActor) Receive(ctx actor.Context) {
+	switch msg := ctx.Message().(type) {
+	case *shardNodes:
+		a.nodes = msg.nodes
+	case *bidRequest:
+		a.bids = a.policy.BidNodes(msg.pod, a.nodes, msg.ctx, a.bids[:0])
+		ctx.Respond(&bidReply{seq: msg.seq, shard: msg.shard, decision: scheduler.Decide(msg.pod, a.bids, a.rng.Intn)})
+	}
+}
+
+// spawnScheduler starts the scheduler under the root supervisor when it is configured
+// and the system has the pods and nodes it needs.
+func spawnScheduler(ctx actor.Context, e *env) {
+	if e.sched == nil || e.managers["pods"] == nil || e.managers["nodes"] == nil {
+		return
+	}
+	if _, err := ctx.SpawnNamed(schedulerProps(e), "scheduler"); err != nil {
+		panic(err) // cannot happen: the name is unique and the system is fresh
+	}
+}

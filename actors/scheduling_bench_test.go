@@ -1,0 +1,99 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// BenchmarkScheduleThroughput stores 5,000 Ready nodes, a service and 30,000 pending
+// pods of it, starts the system with the scheduler and measures until every pod's
+// binding is persisted. Run with -benchtime 1x.
+func BenchmarkScheduleThroughput(b *testing.B) {
+	const nodes, pods = 5000, 30000
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		store := openStore(b)
+		var cmds []persistence.Command
+		flush := func() {
+			if len(cmds) == 0 {
+				return
+			}
+			if _, _, err := store.Apply(context.Background(), cmds...); err != nil {
+				b.Fatal(err)
+			}
+			cmds = cmds[:0]
+		}
+		for n := 0; n < nodes; n++ {
+			node := st.NewNode(fmt.Sprintf("sim-%04d", n)).CPU("32").Mem("128Gi").Pods(110).Obj()
+			node.UID = types.UID(node.Name)
+			cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: persistence.Key{Resource: "nodes", Name: node.Name}, Object: node})
+		}
+		svc := st.NewService("web", "app", "web")
+		svc.UID = "svc-web"
+		cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: persistence.Key{Resource: "services", Namespace: "default", Name: "web"}, Object: svc})
+		flush()
+		for p := 0; p < pods; p++ {
+			pod := st.NewPod(fmt.Sprintf("web-%05d", p)).Labels("app", "web").CPU("100m").Mem("128Mi").Obj()
+			pod.UID = types.UID(pod.Name)
+			cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: podKey("default", pod.Name), Object: pod})
+			if len(cmds) == 1000 {
+				flush()
+			}
+		}
+		flush()
+		w, err := store.Watch(context.Background(), "pods", "", store.Revision())
+		if err != nil {
+			b.Fatal(err)
+		}
+		perNode := make(map[string]int, nodes)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			bound := 0
+			for bound < pods {
+				evs, err := w.Next(context.Background())
+				if err != nil {
+					return
+				}
+				for _, ev := range evs {
+					if p := ev.Item.Object.(*corev1.Pod); p.Spec.NodeName != "" && ev.Type == persistence.Modified {
+						perNode[p.Spec.NodeName]++
+						bound++
+					}
+				}
+			}
+		}()
+		b.StartTimer()
+		start := time.Now()
+		s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: time.Minute, Resources: testResources,
+			Scheduler: true, SchedulerShards: 2, SchedulerSeed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		started := time.Since(start)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Minute):
+			b.Fatal("pods not bound within 5 minutes")
+		}
+		elapsed := time.Since(start)
+		b.StopTimer()
+		s.Stop()
+		lo, hi := pods, 0
+		for n := 0; n < nodes; n++ {
+			c := perNode[fmt.Sprintf("sim-%04d", n)]
+			lo, hi = min(lo, c), max(hi, c)
+		}
+		b.ReportMetric(float64(pods)/elapsed.Seconds(), "pods/s")
+		b.ReportMetric(float64(pods)/(elapsed-started).Seconds(), "pods/s-after-start")
+		b.ReportMetric(float64(hi-lo), "spread")
+	}
+}

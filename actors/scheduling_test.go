@@ -1,0 +1,318 @@
+package actors
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// startScheduling starts a system with the scheduler on two shards and a fixed seed.
+func startScheduling(t testing.TB, store *persistence.Store, policy []byte) *System {
+	t.Helper()
+	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
+		Scheduler: true, SchedulerShards: 2, SchedulerSeed: 1, SchedulerPolicy: policy})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+func create(t testing.TB, s *System, obj kruntime.Object) {
+	t.Helper()
+	var key persistence.Key
+	switch o := obj.(type) {
+	case *corev1.Node:
+		o.UID = types.UID("uid-node-" + o.Name)
+		key = persistence.Key{Resource: "nodes", Name: o.Name}
+	case *corev1.Pod:
+		o.UID = types.UID("uid-pod-" + o.Name)
+		key = podKey(o.Namespace, o.Name)
+	case *corev1.Service:
+		o.UID = types.UID("uid-svc-" + o.Name)
+		key = persistence.Key{Resource: "services", Namespace: o.Namespace, Name: o.Name}
+	}
+	if _, err := s.Create(context.Background(), key, obj); err != nil {
+		t.Fatalf("create %v: %v", key, err)
+	}
+}
+
+// boundTo returns the node a stored pod is bound to, or "".
+func boundTo(t testing.TB, store *persistence.Store, name string) string {
+	t.Helper()
+	it, err := store.Get(podKey("default", name))
+	if err != nil {
+		t.Fatalf("get pod %s: %v", name, err)
+	}
+	return it.Object.(*corev1.Pod).Spec.NodeName
+}
+
+// failedScheduling returns the messages of the FailedScheduling events about a pod.
+func failedScheduling(store *persistence.Store, pod string) []string {
+	var msgs []string
+	store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
+		ev := it.Object.(*corev1.Event)
+		if ev.Reason == "FailedScheduling" && ev.InvolvedObject.Name == pod {
+			msgs = append(msgs, ev.Message)
+		}
+		return true
+	})
+	return msgs
+}
+
+func TestSchedulerBinds(t *testing.T) {
+	labelPolicy := []byte(`{"kind":"Policy","apiVersion":"v1",
+		"predicates":[{"name":"PodFitsResources"},{"name":"RequireZone","argument":{"labelsPresence":{"labels":["zone"],"presence":true}}}],
+		"priorities":[{"name":"LeastRequestedPriority","weight":1}]}`)
+	tests := []struct {
+		name   string
+		policy []byte
+		nodes  []*corev1.Node
+		pod    *corev1.Pod
+		want   string
+	}{
+		{
+			name:  "the only node with room",
+			nodes: []*corev1.Node{st.NewNode("small").CPU("1").Obj(), st.NewNode("big").CPU("4").Obj()},
+			pod:   st.NewPod("web").CPU("2").Obj(),
+			want:  "big",
+		},
+		{
+			name: "never a not-ready or cordoned node",
+			nodes: []*corev1.Node{st.NewNode("down").CPU("64").NotReady().Obj(),
+				st.NewNode("cordoned").CPU("64").Unschedulable().Obj(), st.NewNode("up").CPU("1").Obj()},
+			pod:  st.NewPod("web").CPU("500m").Obj(),
+			want: "up",
+		},
+		{
+			name:  "node selector",
+			nodes: []*corev1.Node{st.NewNode("a").Obj(), st.NewNode("b").Labels("disk", "ssd").Obj(), st.NewNode("c").Obj()},
+			pod:   st.NewPod("web").NodeSelector("disk", "ssd").Obj(),
+			want:  "b",
+		},
+		{
+			name:   "policy file with CheckNodeLabelPresence",
+			policy: labelPolicy,
+			nodes:  []*corev1.Node{st.NewNode("a").CPU("64").Obj(), st.NewNode("b").Labels("zone", "z1").Obj(), st.NewNode("c").CPU("64").Obj()},
+			pod:    st.NewPod("web").CPU("100m").Obj(),
+			want:   "b",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store := openStore(t)
+			s := startScheduling(t, store, tc.policy)
+			for _, n := range tc.nodes {
+				create(t, s, n)
+			}
+			create(t, s, tc.pod)
+			waitFor(t, "pod bound", func() error {
+				if n := boundTo(t, store, tc.pod.Name); n == "" {
+					return fmt.Errorf("pod pending; events %q", failedScheduling(store, tc.pod.Name))
+				}
+				return nil
+			})
+			if got := boundTo(t, store, tc.pod.Name); got != tc.want {
+				t.Fatalf("bound to %q, want %q", got, tc.want)
+			}
+			it, _ := store.Get(podKey("default", tc.pod.Name))
+			var rec decisionRecord
+			ann := it.Object.(*corev1.Pod).Annotations[DecisionAnnotation]
+			if err := json.Unmarshal([]byte(ann), &rec); err != nil {
+				t.Fatalf("decision annotation %q: %v", ann, err)
+			}
+			if rec.Node != tc.want || rec.Nodes != len(tc.nodes) || rec.Feasible != 1 || len(rec.Top) != 1 ||
+				len(rec.Priorities) == 0 || sum(rec.Rejected) != len(tc.nodes)-1 {
+				t.Fatalf("decision record %s", ann)
+			}
+		})
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func TestSchedulerUnschedulableThenBound(t *testing.T) {
+	store := openStore(t)
+	s := startScheduling(t, store, nil)
+	create(t, s, st.NewNode("small").CPU("1").Obj())
+	create(t, s, st.NewNode("down").CPU("8").NotReady().Obj())
+	create(t, s, st.NewPod("web").CPU("2").Obj())
+	want := "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were not ready."
+	waitFor(t, "FailedScheduling event", func() error {
+		msgs := failedScheduling(store, "web")
+		if len(msgs) == 0 || msgs[0] != want {
+			return fmt.Errorf("events %q, want %q", msgs, want)
+		}
+		return nil
+	})
+	if n := boundTo(t, store, "web"); n != "" {
+		t.Fatalf("bound to %s with no room", n)
+	}
+	create(t, s, st.NewNode("big").CPU("4").Obj())
+	waitFor(t, "pod bound after a node came", func() error {
+		if n := boundTo(t, store, "web"); n != "big" {
+			return fmt.Errorf("bound to %q", n)
+		}
+		return nil
+	})
+}
+
+func TestSchedulerHostPorts(t *testing.T) {
+	store := openStore(t)
+	s := startScheduling(t, store, nil)
+	create(t, s, st.NewNode("a").Obj())
+	create(t, s, st.NewNode("b").Obj())
+	for _, name := range []string{"p1", "p2", "p3"} {
+		create(t, s, st.NewPod(name).HostPort(80).Obj())
+	}
+	waitFor(t, "two bound, one refused", func() error {
+		if boundTo(t, store, "p1") == "" || boundTo(t, store, "p2") == "" || len(failedScheduling(store, "p3")) == 0 {
+			return fmt.Errorf("p1 %q p2 %q p3 events %q", boundTo(t, store, "p1"), boundTo(t, store, "p2"), failedScheduling(store, "p3"))
+		}
+		return nil
+	})
+	if a, b := boundTo(t, store, "p1"), boundTo(t, store, "p2"); a == b {
+		t.Fatalf("both pods with host port 80 on %s", a)
+	}
+	if msgs := failedScheduling(store, "p3"); !strings.Contains(msgs[0], "2 node(s) didn't have free ports") {
+		t.Fatalf("p3 events %q", msgs)
+	}
+}
+
+// TestSchedulerNoOvercommit creates many pods with random requests at once (one
+// store transaction) and checks that no node ends up with more than it offers.
+func TestSchedulerNoOvercommit(t *testing.T) {
+	for seed := int64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			r := rand.New(rand.NewSource(seed))
+			store := openStore(t)
+			s := startScheduling(t, store, nil)
+			for i := 0; i < 6; i++ {
+				create(t, s, st.NewNode(fmt.Sprintf("n%d", i)).CPU(fmt.Sprint(1+r.Intn(4))).Mem(fmt.Sprintf("%dGi", 1+r.Intn(8))).Obj())
+			}
+			var cmds []persistence.Command
+			for i := 0; i < 80; i++ {
+				p := st.NewPod(fmt.Sprintf("p%02d", i)).CPU(fmt.Sprintf("%dm", 100+r.Intn(900))).Mem(fmt.Sprintf("%dMi", 64+r.Intn(1024))).Obj()
+				p.UID = types.UID(fmt.Sprintf("uid-%d", i))
+				cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: podKey("default", p.Name), Object: p})
+			}
+			if _, _, err := store.Apply(context.Background(), cmds...); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "every pod bound or refused", func() error {
+				for _, c := range cmds {
+					if boundTo(t, store, c.Key.Name) == "" && len(failedScheduling(store, c.Key.Name)) == 0 {
+						return fmt.Errorf("%s undecided", c.Key.Name)
+					}
+				}
+				return nil
+			})
+			used := map[string][2]int64{}
+			for _, c := range cmds {
+				it, _ := store.Get(c.Key)
+				p := it.Object.(*corev1.Pod)
+				if p.Spec.NodeName == "" {
+					continue
+				}
+				u := used[p.Spec.NodeName]
+				req := p.Spec.Containers[0].Resources.Requests
+				u[0] += req.Cpu().MilliValue()
+				u[1] += req.Memory().Value()
+				used[p.Spec.NodeName] = u
+			}
+			if len(used) == 0 {
+				t.Fatal("nothing bound")
+			}
+			for name, u := range used {
+				it, _ := store.Get(persistence.Key{Resource: "nodes", Name: name})
+				capacity := it.Object.(*corev1.Node).Status.Capacity
+				if u[0] > capacity.Cpu().MilliValue() || u[1] > capacity.Memory().Value() {
+					t.Fatalf("node %s overcommitted: %dm cpu of %s, %d memory of %s", name, u[0], capacity.Cpu(), u[1], capacity.Memory())
+				}
+			}
+		})
+	}
+}
+
+func TestSchedulerSpread(t *testing.T) {
+	store := openStore(t)
+	s := startScheduling(t, store, nil)
+	for i := 0; i < 7; i++ {
+		create(t, s, st.NewNode(fmt.Sprintf("n%d", i)).CPU("32").Mem("64Gi").Pods(110).Obj())
+	}
+	create(t, s, st.NewService("web", "app", "web"))
+	const pods = 45
+	var cmds []persistence.Command
+	for i := 0; i < pods; i++ {
+		p := st.NewPod(fmt.Sprintf("web-%02d", i)).Labels("app", "web").CPU("100m").Mem("128Mi").Obj()
+		p.UID = types.UID(fmt.Sprintf("uid-%d", i))
+		cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: podKey("default", p.Name), Object: p})
+	}
+	if _, _, err := store.Apply(context.Background(), cmds...); err != nil {
+		t.Fatal(err)
+	}
+	per := map[string]int{}
+	waitFor(t, "every pod bound", func() error {
+		clear(per)
+		for _, c := range cmds {
+			n := boundTo(t, store, c.Key.Name)
+			if n == "" {
+				return fmt.Errorf("%s pending", c.Key.Name)
+			}
+			per[n]++
+		}
+		return nil
+	})
+	lo, hi := pods, 0
+	for i := 0; i < 7; i++ {
+		n := per[fmt.Sprintf("n%d", i)]
+		lo, hi = min(lo, n), max(hi, n)
+	}
+	if hi-lo > 1 {
+		t.Fatalf("spread %d..%d: %v", lo, hi, per)
+	}
+}
+
+// TestSchedulerBindingConflict: a pod bound by someone else between the decision and
+// the binding stays where it was put.
+func TestSchedulerPodBoundElsewhere(t *testing.T) {
+	store := openStore(t)
+	s := startScheduling(t, store, nil)
+	create(t, s, st.NewNode("a").Obj())
+	p := st.NewPod("web").Node("a").Obj()
+	create(t, s, p)
+	q := st.NewPod("db").Obj()
+	q.Spec.SchedulerName = "my-scheduler"
+	create(t, s, q)
+	create(t, s, st.NewPod("sentinel").Obj())
+	waitFor(t, "sentinel bound", func() error {
+		if boundTo(t, store, "sentinel") == "" {
+			return fmt.Errorf("pending")
+		}
+		return nil
+	})
+	if n := boundTo(t, store, "db"); n != "" {
+		t.Fatalf("pod of another scheduler bound to %s", n)
+	}
+	it, _ := store.Get(podKey("default", "web"))
+	if _, ok := it.Object.(*corev1.Pod).Annotations[DecisionAnnotation]; ok {
+		t.Fatal("a bound pod was scheduled again")
+	}
+}

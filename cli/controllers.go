@@ -1,0 +1,71 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+
+	"github.com/kubeactor/kubeactor/actors"
+	"github.com/kubeactor/kubeactor/actors/node"
+	"github.com/kubeactor/kubeactor/config"
+)
+
+// controllerOptions maps the node controller and service flags to actor options.
+func controllerOptions(cfg config.Server) (actors.NodeOptions, actors.ServiceOptions, error) {
+	nodes := actors.NodeOptions{
+		Config: node.Config{
+			MonitorGracePeriod: cfg.NodeMonitorGracePeriod,
+			StartupGracePeriod: cfg.NodeStartupGracePeriod,
+			PodEvictionTimeout: cfg.PodEvictionTimeout,
+			DeletingPodsQPS:    cfg.DeletingPodsQPS,
+			DeletingPodsBurst:  cfg.DeletingPodsBurst,
+		},
+		MonitorPeriod: cfg.NodeMonitorPeriod,
+	}
+	cidr, err := cfg.ClusterIPRange()
+	if err != nil {
+		return nodes, actors.ServiceOptions{}, err
+	}
+	base, size, err := cfg.NodePortRange()
+	if err != nil {
+		return nodes, actors.ServiceOptions{}, err
+	}
+	return nodes, actors.ServiceOptions{ClusterIPRange: cidr, NodePortRange: utilnet.PortRange{Base: base, Size: size}}, nil
+}
+
+// advertised is the address the kubernetes service's endpoints point at: the
+// --advertise-address, else the listening address, else (listening on every
+// interface) the first non-loopback IPv4 address of the host, else loopback.
+func advertised(cfg config.Server, listening net.Addr) (netip.AddrPort, error) {
+	ap, err := netip.ParseAddrPort(listening.String())
+	if err != nil {
+		return netip.AddrPort{}, fmt.Errorf("listening address %s: %w", listening, err)
+	}
+	ip := ap.Addr().Unmap()
+	if cfg.AdvertiseAddress != "" {
+		a, err := netip.ParseAddr(cfg.AdvertiseAddress)
+		if err != nil {
+			return netip.AddrPort{}, fmt.Errorf("--advertise-address: %w", err)
+		}
+		ip = a
+	} else if ip.IsUnspecified() {
+		ip = hostAddress()
+	}
+	return netip.AddrPortFrom(ip.Unmap(), ap.Port()), nil
+}
+
+func hostAddress() netip.Addr {
+	addrs, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				if ip, ok := netip.AddrFromSlice(n.IP); ok && ip.Unmap().Is4() && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() {
+					return ip.Unmap()
+				}
+			}
+		}
+	}
+	return netip.MustParseAddr("127.0.0.1")
+}
