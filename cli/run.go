@@ -19,6 +19,7 @@ type root struct {
 	config.Logging
 
 	Server  serverCmd  `cmd:"" help:"Run the API server, the store and the control-plane actors."`
+	Agent   agentCmd   `cmd:"" help:"Run the node agent; --simulate N runs N simulated nodes."`
 	Up      upCmd      `cmd:"" help:"Start the whole system on the embedded default (data in ~/.kubeactor/data)."`
 	Version versionCmd `cmd:"" help:"Print the kubeactor version."`
 }

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubeactor/kubeactor/config"
+	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
+	"github.com/kubeactor/kubeactor/nodeagent/sim"
+)
+
+// errNoDockerAgent is what `kubeactor agent` answers until the Docker agent exists.
+var errNoDockerAgent = errors.New("the Docker node agent is not built yet; use --simulate N")
+
+// agentCmd is the node agent; config.Agent's Validate runs while parsing.
+type agentCmd struct {
+	config.Agent
+}
+
+func (c *agentCmd) Run(g *globals) error {
+	if c.Simulate == 0 {
+		return errNoDockerAgent
+	}
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse(c.CapacityCPU), // validated
+		corev1.ResourceMemory: resource.MustParse(c.CapacityMemory),
+		corev1.ResourcePods:   *resource.NewQuantity(int64(c.MaxPods), resource.DecimalSI),
+	}
+	client, err := apiclient.New(apiclient.Options{
+		Server:    c.Server,
+		QPS:       c.KubeAPIQPS,
+		Burst:     c.KubeAPIBurst,
+		MaxConns:  c.Workers,
+		UserAgent: "kubeactor-agent/" + Version,
+	})
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	s, err := sim.New(sim.Config{
+		Nodes:           c.Simulate,
+		NamePrefix:      c.NamePrefix,
+		StatusFrequency: c.NodeStatusUpdateFrequency,
+		Capacity:        capacity,
+		KubeletVersion:  "v1.0.0-kubeactor",
+		Workers:         c.Workers,
+		StatsEvery:      c.StatsInterval,
+	}, client, g.log)
+	if err != nil {
+		return fmt.Errorf("simulator: %w", err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return s.Run(ctx)
+}

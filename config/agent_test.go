@@ -1,0 +1,55 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func validAgent() Agent {
+	return Agent{
+		Server: "http://127.0.0.1:8080", Simulate: 3, NamePrefix: "sim", NodeStatusUpdateFrequency: 10 * time.Second,
+		CapacityCPU: "4", CapacityMemory: "16Gi", MaxPods: 110, KubeAPIQPS: 1000, KubeAPIBurst: 2000, Workers: 32,
+		StatsInterval: time.Minute,
+	}
+}
+
+func TestAgentValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(*Agent)
+		wantErr string // "" for valid
+	}{
+		{"defaults", func(*Agent) {}, ""},
+		{"docker agent (no simulate) parses", func(a *Agent) { a.Simulate = 0 }, ""},
+		{"https server", func(a *Agent) { a.Server = "https://master:6443" }, ""},
+		{"milli cpu", func(a *Agent) { a.CapacityCPU = "3500m" }, ""},
+		{"most nodes", func(a *Agent) { a.Simulate = 39936 }, ""},
+		{"server without scheme", func(a *Agent) { a.Server = "127.0.0.1:8080" }, "--server"},
+		{"server ftp", func(a *Agent) { a.Server = "ftp://x" }, "--server"},
+		{"too many nodes", func(a *Agent) { a.Simulate = 39937 }, "--simulate 39937"},
+		{"negative nodes", func(a *Agent) { a.Simulate = -1 }, "--simulate -1"},
+		{"bad prefix", func(a *Agent) { a.NamePrefix = "Sim_Nodes" }, "--name-prefix"},
+		{"empty prefix", func(a *Agent) { a.NamePrefix = "" }, "--name-prefix"},
+		{"frequency too short", func(a *Agent) { a.NodeStatusUpdateFrequency = time.Millisecond }, "--node-status-update-frequency"},
+		{"bad cpu", func(a *Agent) { a.CapacityCPU = "four" }, "--capacity-cpu"},
+		{"zero memory", func(a *Agent) { a.CapacityMemory = "0" }, "--capacity-memory"},
+		{"no pods", func(a *Agent) { a.MaxPods = 0 }, "--max-pods"},
+		{"burst with qps", func(a *Agent) { a.KubeAPIBurst = 0 }, "--kube-api-burst"},
+		{"no workers", func(a *Agent) { a.Workers = 0 }, "--workers"},
+		{"negative stats interval", func(a *Agent) { a.StatsInterval = -time.Second }, "--stats-interval"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := validAgent()
+			tt.change(&a)
+			err := a.Validate()
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Validate: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("Validate = %v, want an error about %s", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,164 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
+)
+
+// eventually polls check until it returns nil or the deadline passes.
+func eventually(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+}
+
+// TestSimulatorLifecycle runs the simulator's plumbing under -race against client-go's
+// fake clientset (the e2e test runs it against the real server): registration,
+// heartbeats, starting, rejecting and removing pods.
+func TestSimulatorLifecycle(t *testing.T) {
+	deleting := metav1.NewTime(t0)
+	cs := fake.NewClientset(
+		// Found at start-up: running with an IP the pool must not hand out again.
+		&corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: "default", UID: "uid-old"},
+			Spec:       corev1.PodSpec{NodeName: "t-1", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.100.1.2"},
+		},
+		&corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "going", Namespace: "default", UID: "uid-going", DeletionTimestamp: &deleting},
+			Spec:       corev1.PodSpec{NodeName: "t-0", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		},
+	)
+	s, err := New(Config{
+		Nodes: 2, NamePrefix: "t", StatusFrequency: 200 * time.Millisecond, Workers: 4,
+		Capacity: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"),
+			corev1.ResourcePods: resource.MustParse("2"),
+		},
+		KubeletVersion: "v1.0.0-kubeactor",
+	}, apiclient.NewForClientset(cs), logrus.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := s.Run(ctx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	defer func() { cancel(); wg.Wait() }()
+
+	pods := cs.CoreV1().Pods("default")
+	nodes := cs.CoreV1().Nodes()
+	eventually(t, "nodes registered", func() error {
+		for i := range 2 {
+			n, err := nodes.Get(ctx, fmt.Sprintf("t-%d", i), metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if n.Spec.PodCIDR != fmt.Sprintf("10.100.%d.0/24", i) || len(n.Status.Conditions) != 1 {
+				return fmt.Errorf("node %s: %+v", n.Name, n.Spec)
+			}
+		}
+		return nil
+	})
+	eventually(t, "heartbeats", func() error {
+		if s.Stats().Heartbeats < 4 {
+			return fmt.Errorf("too few heartbeats (%+v)", s.Stats())
+		}
+		return nil
+	})
+	eventually(t, "deleting pod removed", func() error {
+		if _, err := pods.Get(ctx, "going", metav1.GetOptions{}); err == nil {
+			return fmt.Errorf("pod going still there")
+		}
+		return nil
+	})
+
+	create := func(name, node string) {
+		t.Helper()
+		_, err := pods.Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: k8stypes.UID("uid-" + name)},
+			Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	phase := func(name string, want corev1.PodPhase) func() error {
+		return func() error {
+			p, err := pods.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p.Status.Phase != want {
+				return fmt.Errorf("pod %s is %q, want %s", name, p.Status.Phase, want)
+			}
+			return nil
+		}
+	}
+	create("new", "t-1")
+	create("elsewhere", "other-node")
+	eventually(t, "new pod running", phase("new", corev1.PodRunning))
+	p, err := pods.Get(ctx, "new", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status.PodIP != "10.100.1.3" || p.Status.HostIP != "172.16.0.2" {
+		t.Errorf("new: podIP %s hostIP %s, want 10.100.1.3 (10.100.1.2 is old's) and 172.16.0.2", p.Status.PodIP, p.Status.HostIP)
+	}
+	// t-1 runs old and new: its two pods. A third is rejected.
+	create("third", "t-1")
+	eventually(t, "third pod rejected", phase("third", corev1.PodFailed))
+	if p, _ := pods.Get(ctx, "elsewhere", metav1.GetOptions{}); p.Status.Phase != "" {
+		t.Errorf("a pod of another node was touched: %+v", p.Status)
+	}
+
+	// Deleted pods free their IPs: the next pod gets one again.
+	if err := pods.Delete(ctx, "new", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "IP released", func() error {
+		n := s.byName["t-1"]
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		if _, held := n.pool.Lookup("uid-new"); held {
+			return fmt.Errorf("uid-new still holds an IP")
+		}
+		return nil
+	})
+	create("fourth", "t-1")
+	eventually(t, "fourth pod running", phase("fourth", corev1.PodRunning))
+	if p, _ := pods.Get(ctx, "fourth", metav1.GetOptions{}); !netip.MustParsePrefix("10.100.1.0/24").Contains(netip.MustParseAddr(p.Status.PodIP)) {
+		t.Errorf("fourth: podIP %s", p.Status.PodIP)
+	}
+	cancel()
+	wg.Wait()
+	st := s.Stats()
+	if st.Registered != 2 || st.PodsStarted != 2 || st.PodsRejected != 1 || st.PodsRemoved != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
