@@ -81,7 +81,7 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	}
 	defer sys.Stop()
 
-	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling})
+	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks})
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
 	}

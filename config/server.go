@@ -24,6 +24,7 @@ type Server struct {
 	MaxRequestBodyBytes int64         `name:"max-request-body-bytes" default:"3145728" help:"Largest accepted request body; larger bodies get 413."`
 	ShutdownGracePeriod time.Duration `name:"shutdown-grace-period" default:"5s" help:"How long to drain requests on SIGTERM."`
 	Profiling           bool          `name:"profiling" default:"true" negatable:"" help:"Serve Go profiles at /debug/pprof/ (the book's --profiling)."`
+	EnableTestHooks     bool          `name:"enable-test-hooks" hidden:"" help:"Serve test hooks (POST /debug/kubeactor/panic). For tests only."`
 	EventTTL            time.Duration `name:"event-ttl" default:"1h" help:"How long an event is kept after it was last seen."`
 	// The node controller and service addresses (the book's controller-manager and
 	// apiserver flags).

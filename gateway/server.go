@@ -45,6 +45,9 @@ type Config struct {
 	WatchCoalesce time.Duration
 	// Profiling serves Go's profiles under /debug/pprof/ (the book's --profiling).
 	Profiling bool
+	// TestHooks serves POST /debug/kubeactor/panic?resource=&namespace=&name=, which
+	// makes that object's actor panic (e2e tests of supervision). Never in production.
+	TestHooks bool
 }
 
 // Server is the API server. It is safe for concurrent use.
@@ -111,6 +114,9 @@ func New(cfg Config) (*Server, error) {
 	e.Any("/api/v1/proxy/*", s.unavailable)
 	if cfg.Profiling {
 		e.Any("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
+	}
+	if cfg.TestHooks {
+		e.POST("/debug/kubeactor/panic", s.injectPanic)
 	}
 	for _, r := range resource.All() {
 		s.mount(e, r)
@@ -315,4 +321,14 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// injectPanic is the test hook behind --enable-test-hooks: the named object's actor
+// answers, then panics, and its supervisor restarts it.
+func (s *Server) injectPanic(c echo.Context) error {
+	key := persistence.Key{Resource: c.QueryParam("resource"), Namespace: c.QueryParam("namespace"), Name: c.QueryParam("name")}
+	if err := s.actors.InjectPanic(c.Request().Context(), key); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
