@@ -117,6 +117,21 @@ func rcAnswered(a *objectActor, r *reply) {
 	}
 	rcRecordAnswer(a, op, r)
 	if r.err == nil {
+		// The answer comes once the write is durable and in the store's cache, where
+		// the next sync reads: it is observed now, not when the pod feed gets there.
+		var ev replication.Event
+		switch pod, _ := r.object.(*corev1.Pod); {
+		case op == rcCreate && pod != nil:
+			ev = replication.Event{Type: replication.Added, Pod: pod}
+		case op == rcDelete && pod != nil && !r.gone: // a graceful delete: terminating
+			ev = replication.Event{Type: replication.Modified, Pod: pod}
+		case op == rcDelete:
+			ev = replication.Event{Type: replication.Deleted, Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.key.Name, Namespace: r.key.Namespace}}}
+		default: // an owner patch
+			return
+		}
+		st.exp = st.exp.Observe(ev)
+		st.dirty = st.dirty || st.exp.Pending() == 0
 		return
 	}
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.key.Name, Namespace: r.key.Namespace}}

@@ -27,8 +27,10 @@ import (
 //
 // The scheduler actor owns the scheduler.Cache, so it is the only writer of every
 // NodeInfo. For each pending pod it builds the pod's context once and asks every
-// shard for a bid; a shard bids the pod on its nodes (a slice of the cache's
-// NodeInfos that it only reads) and answers its own decision. While a round is out
+// shard for a bid, passing the nodes changed since the previous round (the last
+// decision's assume among them); a shard keeps its nodes' bids per pod class
+// (scheduler.Shard), re-bids the changed nodes of the pod's class, reading the
+// cache's NodeInfos without writing them, and answers its own decision. While a round is out
 // the scheduler changes nothing in the cache: messages that would (store input, bind
 // answers, timers) wait and are handled once the last bid is in. It then merges the
 // shards' decisions in shard order, assumes the pod on the winner and sends the
@@ -185,7 +187,7 @@ func (s *schedulerActor) start(ctx actor.Context) {
 	s.shards = make([]*actor.PID, s.cfg.shards)
 	for i := range s.shards {
 		rng := rand.New(rand.NewSource(s.cfg.seed + int64(i) + 1))
-		props := actor.PropsFromProducer(func() actor.Actor { return &shardActor{policy: &s.cfg.policy, rng: rng} },
+		props := actor.PropsFromProducer(func() actor.Actor { return &shardActor{shard: scheduler.NewShard(&s.cfg.policy), rng: rng} },
 			actor.WithDispatcher(s.env.workers))
 		s.shards[i] = ctx.Spawn(props)
 	}
@@ -529,8 +531,9 @@ func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev
 	r := &round{seq: s.seq, key: key, pod: pod, rev: rev, pctx: s.cache.Context(pod, &s.cfg.policy),
 		decisions: make([]scheduler.Decision, len(s.shards)), waiting: len(s.shards)}
 	s.round = r
+	changed := s.cache.Changes()
 	for i, pid := range s.shards {
-		ctx.Request(pid, &bidRequest{seq: r.seq, shard: i, pod: pod, ctx: r.pctx})
+		ctx.Request(pid, &bidRequest{seq: r.seq, shard: i, pod: pod, ctx: r.pctx, changed: changed})
 	}
 }
 
@@ -656,21 +659,20 @@ func recordDecision(d scheduler.Decision, winner []scheduler.PriorityScore) stri
 	return string(data)
 }
 
-// shardActor bids pods on its shard of the nodes.
+// shardActor decides pods over its shard of the nodes. It owns the shard's cached
+// bids per pod class (scheduler.Shard), so it re-bids only the nodes that changed.
 type shardActor struct {
-	policy *scheduler.Policy
-	rng    *rand.Rand
-	nodes  []*scheduler.NodeInfo
-	bids   []scheduler.Bid // reused
+	shard *scheduler.Shard
+	rng   *rand.Rand
 }
 
 func (a *shardActor) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *shardNodes:
-		a.nodes = msg.nodes
+		a.shard.SetNodes(msg.nodes)
 	case *bidRequest:
-		a.bids = a.policy.BidNodes(msg.pod, a.nodes, msg.ctx, a.bids[:0])
-		ctx.Respond(&bidReply{seq: msg.seq, shard: msg.shard, decision: scheduler.Decide(msg.pod, a.bids, a.rng.Intn)})
+		a.shard.Touch(msg.changed)
+		ctx.Respond(&bidReply{seq: msg.seq, shard: msg.shard, decision: a.shard.Decide(msg.pod, msg.ctx, a.rng.Intn)})
 	}
 }
 

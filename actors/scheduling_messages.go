@@ -24,13 +24,14 @@ type schedInput struct {
 // bidRequest, when the scheduler changes nothing.
 type shardNodes struct{ nodes []*scheduler.NodeInfo }
 
-// bidRequest asks a shard for its decision about one pod over its nodes. The pod and
-// its context are shared read-only by every shard.
+// bidRequest asks a shard for its decision about one pod over its nodes. The pod, its
+// context and the changed nodes are shared read-only by every shard.
 type bidRequest struct {
-	seq   uint64 // the round
-	shard int
-	pod   *corev1.Pod
-	ctx   *scheduler.PodContext
+	seq     uint64 // the round
+	shard   int
+	pod     *corev1.Pod
+	ctx     *scheduler.PodContext
+	changed []*scheduler.NodeInfo // NodeInfos changed since the previous round
 }
 
 // bidReply answers a bidRequest: the shard's best nodes and its rejections by reason.

@@ -76,3 +76,30 @@ func BenchmarkBid5000NodesTwoShards(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pods/s")
 }
+
+// BenchmarkShardStream5000Nodes decides and assumes a stream of identical pods of
+// one service on 5,000 empty nodes with two incremental Shards, one after the other
+// on one goroutine: the scheduler's core work per pod, without messages.
+func BenchmarkShardStream5000Nodes(b *testing.B) {
+	c := NewCache()
+	for i := 0; i < 5000; i++ {
+		c.SetNode(st.NewNode(fmt.Sprintf("node-%04d", i)).CPU("32").Mem("128Gi").Pods(110).Obj())
+	}
+	c.SetService(st.NewService("web", "app", "web"))
+	policy := DefaultPolicy()
+	h := newIncremental(c, &policy, 2)
+	r := rand.New(rand.NewSource(1))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		pod := st.NewPod(fmt.Sprintf("web-%d", i)).Labels("app", "web").CPU("100m").Mem("128Mi").Obj()
+		d := h.decide(pod, r.Intn)
+		if d.Node == "" {
+			b.Fatal("no node")
+		}
+		if err := c.Assume(pod, d.Node, t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+}

@@ -33,6 +33,8 @@ type Cache struct {
 	pods     map[string]*cachedPod
 	assumed  map[string]time.Time
 	services map[string][]*serviceEntry // namespace -> services by name
+	svcGen   uint64                     // bumped by every service change
+	changed  []*NodeInfo                // nodes changed since the last Changes
 	bids     []Bid                      // reused by Schedule
 }
 
@@ -58,11 +60,33 @@ func (c *Cache) SetNode(node *corev1.Node) {
 			c.sorted = nil
 		}
 		n.SetNode(node)
+		c.touch(n)
 		return
 	}
 	n := NewNodeInfo(node)
 	c.place(n)
+	c.touch(n)
 	c.sorted = nil
+}
+
+// touch records that a node's NodeInfo changed, once until the next Changes.
+func (c *Cache) touch(n *NodeInfo) {
+	if !n.touched {
+		n.touched = true
+		c.changed = append(c.changed, n)
+	}
+}
+
+// Changes returns the nodes whose NodeInfo changed (node object, pods, removal) since
+// the last call, each once, and starts a new list: the returned slice is the
+// caller's. Incremental deciders (Shard.Touch) must see every change.
+func (c *Cache) Changes() []*NodeInfo {
+	ch := c.changed
+	c.changed = nil
+	for _, n := range ch {
+		n.touched = false
+	}
+	return ch
 }
 
 // RemoveNode forgets a node. Pods still bound to it keep a placeholder, which never
@@ -73,6 +97,7 @@ func (c *Cache) RemoveNode(name string) {
 		return
 	}
 	c.sorted = nil
+	c.touch(n)
 	if len(n.pods) > 0 {
 		n.SetNode(nil)
 		return
@@ -227,6 +252,7 @@ func (c *Cache) add(key string, pod *corev1.Pod, node string) {
 		c.place(n)
 	}
 	n.AddPod(pod)
+	c.touch(n)
 	c.pods[key] = &cachedPod{pod: pod, node: node}
 	for _, s := range c.services[namespace(pod.Namespace)] {
 		if s.matches(pod.Labels) {
@@ -243,6 +269,7 @@ func (c *Cache) remove(key string) {
 	delete(c.pods, key)
 	n := c.nodes[p.node]
 	n.removeKey(key)
+	c.touch(n)
 	for _, s := range c.services[namespace(p.pod.Namespace)] {
 		if s.matches(p.pod.Labels) {
 			s.dec(n.slot)
@@ -257,6 +284,7 @@ func (c *Cache) remove(key string) {
 func (c *Cache) SetService(svc *corev1.Service) {
 	ns := namespace(svc.Namespace)
 	c.RemoveService(ns, svc.Name)
+	c.svcGen++
 	s := &serviceEntry{key: ns + "/" + svc.Name, name: svc.Name, selector: sortedPairs(svc.Spec.Selector)}
 	for _, p := range c.pods {
 		if namespace(p.pod.Namespace) == ns && s.matches(p.pod.Labels) {
@@ -274,6 +302,7 @@ func (c *Cache) RemoveService(ns, name string) {
 	list := c.services[ns]
 	for i, s := range list {
 		if s.name == name {
+			c.svcGen++
 			c.services[ns] = append(list[:i:i], list[i+1:]...)
 			return
 		}
@@ -286,6 +315,7 @@ func (c *Cache) RemoveService(ns, name string) {
 // service affinity pins. It stays valid until the cache next changes.
 func (c *Cache) Context(pod *corev1.Pod, policy *Policy) *PodContext {
 	ctx := NewPodContext(pod)
+	ctx.services = c.svcGen
 	var s *serviceEntry
 	for _, e := range c.services[namespace(pod.Namespace)] {
 		if e.matches(pod.Labels) {
@@ -297,6 +327,7 @@ func (c *Cache) Context(pod *corev1.Pod, policy *Policy) *PodContext {
 		return ctx
 	}
 	ctx.Service, ctx.ServicePods, ctx.MaxPerNode, ctx.perSlot = s.key, s.total, s.max, s.perSlot
+	ctx.class = ctx.classKey()
 	if s.total == 0 {
 		return ctx
 	}

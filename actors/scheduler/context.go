@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -23,12 +25,17 @@ type PodContext struct {
 	perSlot     []int32                   // service pods by node slot
 	labelCounts map[string]map[string]int // label -> value -> service pods on nodes with it
 	affinity    map[string]string         // service-affinity label -> value the node must have
+	services    uint64                    // the cache's service generation perSlot belongs to
+
+	class string // the pod's equivalence class, see classKey
 }
 
 // NewPodContext parses the pod's request, host ports, disks and node selector. It
 // knows nothing of services: ServiceSpreadingPriority then scores every node 10.
 func NewPodContext(pod *corev1.Pod) *PodContext {
-	return &PodContext{pod: pod, u: podUsage(pod), selector: sortedPairs(pod.Spec.NodeSelector)}
+	c := &PodContext{pod: pod, u: podUsage(pod), selector: sortedPairs(pod.Spec.NodeSelector)}
+	c.class = c.classKey()
+	return c
 }
 
 // Pod returns the pod the context was built for.
@@ -43,4 +50,46 @@ func (c *PodContext) ServicePodsOn(n *NodeInfo) int {
 		return 0
 	}
 	return int(c.perSlot[n.slot])
+}
+
+// classKey names the pod's equivalence class: everything of the pod that the
+// predicates and priorities of this package read (its usage, host ports, disks, node
+// selector, spec.nodeName and first service). Pods with the same key get the same bid
+// on every node, given the same cross-node facts. Strings are length-prefixed, so
+// distinct inputs give distinct keys.
+func (c *PodContext) classKey() string {
+	b := make([]byte, 0, 64)
+	for _, v := range []int64{c.u.milliCPU, c.u.memory, c.u.nzMilliCPU, c.u.nzMemory} {
+		b = strconv.AppendInt(b, v, 10)
+		b = append(b, ',')
+	}
+	b = append(b, 'p')
+	for _, p := range c.u.ports {
+		b = strconv.AppendUint(b, uint64(p), 10)
+		b = append(b, ',')
+	}
+	b = append(b, 'd')
+	for _, d := range c.u.disks {
+		b = appendString(b, d.key)
+		b = strconv.AppendBool(b, d.readOnly)
+		b = strconv.AppendInt(b, int64(len(d.monitors)), 10)
+		for _, m := range d.monitors {
+			b = appendString(b, m)
+		}
+	}
+	b = append(b, 's')
+	for _, p := range c.selector {
+		b = appendString(b, p.key)
+		b = appendString(b, p.value)
+	}
+	b = append(b, 'h')
+	b = appendString(b, c.pod.Spec.NodeName)
+	b = appendString(b, c.Service)
+	return string(b)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':')
+	return append(b, s...)
 }

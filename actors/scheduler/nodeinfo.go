@@ -53,9 +53,10 @@ type NodeInfo struct {
 	ports  map[hostPort]int32
 	disks  map[string][]diskMount
 
-	reason string // why not eligible
-	node   *corev1.Node
-	pods   map[string]podEntry
+	touched bool   // listed in the cache's changes
+	reason  string // why not eligible
+	node    *corev1.Node
+	pods    map[string]podEntry
 }
 
 type podEntry struct {

@@ -1,0 +1,333 @@
+package scheduler
+
+import (
+	"maps"
+	"math/bits"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// MaxClasses bounds the pod classes a Shard keeps; the least recently used goes first.
+const MaxClasses = 32
+
+// Shard decides pods over one shard of the nodes incrementally. Pods of one class
+// (the same key, see PodContext.classKey) get the same bid on a node, so for each
+// recent class the shard keeps every node's last bid, its fitting nodes bucketed by
+// total score and its rejections counted by reason. A decision re-bids only the nodes
+// that changed since (Touch), and every node when a cross-node fact the class's scores
+// were computed with changed (the largest count of its service on a node, its pods
+// per label value, the labels service affinity pins, the services themselves).
+//
+// Decide returns exactly what Decide over a full evaluation of the shard's nodes
+// would, the tied node a given tie-break picks included. A Shard has one writer; it
+// reads the NodeInfos it is given, so they must not change while SetNodes, Touch or
+// Decide runs.
+type Shard struct {
+	policy     *Policy
+	exact      bool // every plugin is this package's: classes are sound
+	readsMax   bool // a priority reads MaxPerNode
+	readsTotal bool // a priority reads ServicePods and the counts per label value
+
+	nodes   []*NodeInfo // the shard's nodes by name
+	index   []int32     // cache slot -> position in nodes, -1 when not ours
+	classes map[string]*class
+	clock   uint64 // decisions so far, to find the least recently used class
+}
+
+// class is a pod class's view of the shard.
+type class struct {
+	used     uint64
+	valid    bool // cells, buckets and reasons hold the bids made with facts
+	facts    facts
+	cells    []cell  // by node position
+	dirty    []int32 // positions to re-bid before the next decision
+	buckets  []*bucket
+	reasons  map[string]int
+	feasible int
+}
+
+// cell is a node's last bid for the class.
+type cell struct {
+	score  int64
+	reason string
+	fits   bool
+	known  bool // counted in buckets or reasons
+	dirty  bool // listed in class.dirty
+}
+
+// bucket is the set of fitting nodes with one total score, as a bitset over node
+// positions: positions follow names, so its set bits in order are the ties by name.
+type bucket struct {
+	score int64
+	count int
+	bits  []uint64
+}
+
+// facts are what a class's scores read beyond one node.
+type facts struct {
+	services    uint64
+	maxPerNode  int
+	servicePods int
+	labelCounts map[string]map[string]int
+	affinity    map[string]string
+}
+
+// NewShard returns a shard without nodes that decides with the policy.
+func NewShard(policy *Policy) *Shard {
+	s := &Shard{policy: policy, exact: true, classes: make(map[string]*class)}
+	for _, p := range policy.Predicates {
+		switch p.(type) {
+		case PodFitsHostPorts, PodFitsResources, NoDiskConflict, MatchNodeSelector, HostName,
+			CheckNodeLabelPresence, CheckServiceAffinity:
+		default:
+			s.exact = false
+		}
+	}
+	for _, w := range policy.Priorities {
+		switch w.Priority.(type) {
+		case ServiceSpreadingPriority:
+			s.readsMax = s.readsMax || w.Weight != 0
+		case ServiceAntiAffinity:
+			s.readsTotal = s.readsTotal || w.Weight != 0
+		case LeastRequestedPriority, BalancedResourceAllocation, NodeLabelPriority, EqualPriority:
+		default:
+			s.exact = false
+		}
+	}
+	return s
+}
+
+// SetNodes replaces the shard's nodes (by name, as Cache.Shards gives them). Bids of
+// nodes kept stay; new nodes are bid at the next decision of each class.
+func (s *Shard) SetNodes(nodes []*NodeInfo) {
+	old := make(map[*NodeInfo]int32, len(s.nodes))
+	for i, n := range s.nodes {
+		old[n] = int32(i)
+	}
+	s.nodes = nodes
+	s.index = s.index[:0]
+	for i, n := range nodes {
+		for len(s.index) <= n.slot {
+			s.index = append(s.index, -1)
+		}
+		s.index[n.slot] = int32(i)
+	}
+	for _, c := range s.classes {
+		cells := make([]cell, len(nodes))
+		c.dirty = c.dirty[:0]
+		for j, n := range nodes {
+			if i, ok := old[n]; ok {
+				cells[j] = c.cells[i]
+			}
+			if !cells[j].known || cells[j].dirty {
+				cells[j].dirty = true
+				c.dirty = append(c.dirty, int32(j))
+			}
+		}
+		c.cells = cells
+		c.recount()
+	}
+}
+
+// Touch marks changed nodes for a re-bid in every class; nodes of other shards are
+// ignored. Pass every node Cache.Changes returns.
+func (s *Shard) Touch(changed []*NodeInfo) {
+	for _, n := range changed {
+		if n.slot < 0 || n.slot >= len(s.index) {
+			continue
+		}
+		j := s.index[n.slot]
+		if j < 0 || s.nodes[j] != n {
+			continue
+		}
+		for _, c := range s.classes {
+			if x := &c.cells[j]; !x.dirty {
+				x.dirty = true
+				c.dirty = append(c.dirty, j)
+			}
+		}
+	}
+}
+
+// Decide decides the pod over the shard's nodes; ctx must be the pod's. tieBreak is
+// called as Decide calls it: once, with the number of tied nodes, when more than one.
+func (s *Shard) Decide(pod *corev1.Pod, ctx *PodContext, tieBreak func(n int) int) Decision {
+	s.clock++
+	c := s.class(ctx.class)
+	c.used = s.clock
+	f := s.factsOf(ctx)
+	var b Bid
+	if !c.valid || !s.exact || !c.facts.equal(&f) {
+		c.facts, c.valid = f, true
+		c.reset(len(s.nodes))
+		for j, n := range s.nodes {
+			s.policy.bid(&b, pod, n, ctx)
+			c.set(j, &b)
+		}
+	} else {
+		for _, j := range c.dirty {
+			s.policy.bid(&b, pod, s.nodes[j], ctx)
+			c.set(int(j), &b)
+		}
+	}
+	c.dirty = c.dirty[:0]
+	return s.decision(c, pod, tieBreak)
+}
+
+// class returns the class's state, making room for a new one if need be.
+func (s *Shard) class(key string) *class {
+	if c, ok := s.classes[key]; ok {
+		return c
+	}
+	if len(s.classes) >= MaxClasses {
+		var oldest string
+		var at uint64
+		for k, c := range s.classes {
+			if at == 0 || c.used < at {
+				oldest, at = k, c.used
+			}
+		}
+		delete(s.classes, oldest)
+	}
+	c := &class{}
+	s.classes[key] = c
+	return c
+}
+
+func (s *Shard) factsOf(ctx *PodContext) facts {
+	f := facts{services: ctx.services, affinity: ctx.affinity}
+	if s.readsMax {
+		f.maxPerNode = ctx.MaxPerNode
+	}
+	if s.readsTotal {
+		f.servicePods, f.labelCounts = ctx.ServicePods, ctx.labelCounts
+	}
+	return f
+}
+
+func (f *facts) equal(g *facts) bool {
+	if f.services != g.services || f.maxPerNode != g.maxPerNode || f.servicePods != g.servicePods ||
+		!maps.Equal(f.affinity, g.affinity) || len(f.labelCounts) != len(g.labelCounts) {
+		return false
+	}
+	for l, m := range f.labelCounts {
+		if !maps.Equal(m, g.labelCounts[l]) {
+			return false
+		}
+	}
+	return true
+}
+
+// decision reads the class's counts: the best bucket gives the score, the ties and,
+// through tieBreak, the winner; the buckets in order give the top candidates.
+func (s *Shard) decision(c *class, pod *corev1.Pod, tieBreak func(int) int) Decision {
+	d := Decision{Pod: PodKey(pod), Nodes: len(s.nodes), Feasible: c.feasible}
+	if len(c.reasons) > 0 {
+		d.Reasons = maps.Clone(c.reasons)
+	}
+	if len(c.buckets) == 0 {
+		return d
+	}
+	best := c.buckets[0]
+	d.Score, d.Ties = best.score, best.count
+	d.Node = s.nodes[best.nth(pick(tieBreak, best.count))].name
+	d.Top = make([]Bid, 0, MaxTop)
+	for _, bk := range c.buckets {
+		for w, word := range bk.bits {
+			for ; word != 0 && len(d.Top) < MaxTop; word &= word - 1 {
+				j := w*64 + bits.TrailingZeros64(word)
+				d.Top = append(d.Top, Bid{Node: s.nodes[j].name, Fits: true, Score: bk.score})
+			}
+		}
+		if len(d.Top) == MaxTop {
+			break
+		}
+	}
+	return d
+}
+
+// reset forgets every bid, for n nodes.
+func (c *class) reset(n int) {
+	c.cells = make([]cell, n)
+	c.dirty = c.dirty[:0]
+	c.recount()
+}
+
+// recount rebuilds buckets, reasons and the feasible count from the known cells.
+func (c *class) recount() {
+	c.buckets, c.reasons, c.feasible = nil, nil, 0
+	for j := range c.cells {
+		if c.cells[j].known {
+			c.count(j, &c.cells[j])
+		}
+	}
+}
+
+// set records a node's new bid in place of its last one.
+func (c *class) set(j int, b *Bid) {
+	x := &c.cells[j]
+	if x.known {
+		c.uncount(j, x)
+	}
+	*x = cell{score: b.Score, reason: b.Reason, fits: b.Fits, known: true}
+	c.count(j, x)
+}
+
+func (c *class) count(j int, x *cell) {
+	if !x.fits {
+		if c.reasons == nil {
+			c.reasons = make(map[string]int)
+		}
+		c.reasons[x.reason]++
+		return
+	}
+	c.feasible++
+	i := 0
+	for i < len(c.buckets) && c.buckets[i].score > x.score {
+		i++
+	}
+	if i == len(c.buckets) || c.buckets[i].score != x.score {
+		bk := &bucket{score: x.score, bits: make([]uint64, (len(c.cells)+63)/64)}
+		c.buckets = append(c.buckets, nil)
+		copy(c.buckets[i+1:], c.buckets[i:])
+		c.buckets[i] = bk
+	}
+	bk := c.buckets[i]
+	bk.bits[j/64] |= 1 << (j % 64)
+	bk.count++
+}
+
+func (c *class) uncount(j int, x *cell) {
+	if !x.fits {
+		if c.reasons[x.reason]--; c.reasons[x.reason] == 0 {
+			delete(c.reasons, x.reason)
+		}
+		return
+	}
+	c.feasible--
+	for i, bk := range c.buckets {
+		if bk.score != x.score {
+			continue
+		}
+		bk.bits[j/64] &^= 1 << (j % 64)
+		if bk.count--; bk.count == 0 {
+			c.buckets = append(c.buckets[:i], c.buckets[i+1:]...)
+		}
+		return
+	}
+}
+
+// nth returns the position of the k-th set bit (from 0), k < count.
+func (bk *bucket) nth(k int) int {
+	for w, word := range bk.bits {
+		if n := bits.OnesCount64(word); k >= n {
+			k -= n
+			continue
+		}
+		for ; k > 0; k-- {
+			word &= word - 1
+		}
+		return w*64 + bits.TrailingZeros64(word)
+	}
+	return -1 // cannot happen: k < count
+}
