@@ -126,9 +126,9 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		}
 	case *resyncRequest:
 		a.begin(msg.trace)
-		a.queueSync(ctx)
+		a.queueResync(ctx)
 	case *syncNow:
-		a.syncQueued = false
+		a.syncQueued, a.cell.paced = false, nil
 		if a.obj != nil && a.hook.sync != nil {
 			start := time.Now() // the cost of the sync on the real clock, for pacing
 			a.hook.sync(a, ctx)
@@ -165,13 +165,26 @@ func (a *objectActor) Receive(ctx actor.Context) {
 }
 
 // queueSync makes the actor sync once the messages already in its mailbox are
-// handled: a burst of resyncs costs one sync.
-//
-// Syncs are paced by their own cost: after a sync that took d (1 ms or more), the next
-// one starts no sooner than syncPacing×d later, so a controller that reads many objects (an RC of
-// 30,000 pods) spends at most 1/(syncPacing+1) of a core however fast its pods change,
-// and everything that changes meanwhile is seen by that one sync.
+// handled: a burst of requests costs one sync. It is for the actor's own progress
+// (its object changed, its writes were answered) and never waits for pacing.
 func (a *objectActor) queueSync(ctx actor.Context) {
+	if a.syncQueued && a.cell.paced == nil {
+		return
+	}
+	if a.cell.paced != nil { // a paced resync is waiting: sync now instead
+		a.cell.paced.Stop()
+		a.cell.paced = nil
+	}
+	a.syncQueued = true
+	ctx.Send(ctx.Self(), &syncNow{})
+}
+
+// queueResync is queueSync for a resync from a feed: the controller's inputs changed.
+// Resyncs are paced by the sync's own cost: after a sync that took d (1 ms or more),
+// the next resync starts no sooner than syncPacing×d later, so a controller that reads
+// many objects (an RC or a service over 30,000 pods) spends at most 1/(syncPacing+1)
+// of a core however fast those objects change, and that one sync sees every change.
+func (a *objectActor) queueResync(ctx actor.Context) {
 	if a.syncQueued {
 		return
 	}
@@ -187,7 +200,7 @@ func (a *objectActor) queueSync(ctx actor.Context) {
 // syncPacing is the ratio of a sync's cost to the pause before the next one; syncs
 // cheaper than minPacedSync are not paced.
 const (
-	syncPacing   = 4
+	syncPacing   = 8
 	minPacedSync = time.Millisecond
 )
 
