@@ -11,8 +11,10 @@ STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) .
 
+# up: the quick start: the server on ~/.kubeactor/data with one simulated node (the
+# Docker node agent replaces it when it exists).
 run up: build
-	$(BIN) up
+	$(BIN) up --simulate 1
 
 ## test: everything CI runs: unit tests under -race, then the e2e suite against the real binary.
 test: unit e2e

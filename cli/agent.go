@@ -8,6 +8,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/alecthomas/kong"
+	"github.com/sirupsen/logrus"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -28,6 +31,13 @@ func (c *agentCmd) Run(g *globals) error {
 	if c.Simulate == 0 {
 		return errNoDockerAgent
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return simulate(ctx, c.Agent, g.log)
+}
+
+// simulate runs c.Simulate simulated nodes against c.Server until ctx ends.
+func simulate(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse(c.CapacityCPU), // validated
 		corev1.ResourceMemory: resource.MustParse(c.CapacityMemory),
@@ -51,11 +61,20 @@ func (c *agentCmd) Run(g *globals) error {
 		KubeletVersion:  "v1.0.0-kubeactor",
 		Workers:         c.Workers,
 		StatsEvery:      c.StatsInterval,
-	}, client, g.log)
+	}, client, log)
 	if err != nil {
 		return fmt.Errorf("simulator: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	return s.Run(ctx)
+}
+
+// defaultAgent is the agent configuration with every flag at its default.
+func defaultAgent() (config.Agent, error) {
+	var a config.Agent
+	parser, err := kong.New(&a)
+	if err != nil {
+		return a, err
+	}
+	_, err = parser.Parse(nil)
+	return a, err
 }

@@ -35,14 +35,27 @@ func (c *serverCmd) Run(g *globals) error {
 
 type upCmd struct {
 	config.Server
+	Simulate int `name:"simulate" default:"0" help:"Also run this many simulated nodes in the same process (kubeactor agent --simulate N)."`
 }
 
 func (c *upCmd) Run(g *globals) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	agent, err := defaultAgent()
+	if err != nil {
+		return err
+	}
 	return serve(ctx, c.Server, g.log, func(addr string) {
 		fmt.Fprintf(g.stdout, "kubeactor is up: API at http://%s (data in %s)\n", addr, c.DataDir)
-		fmt.Fprintf(g.stdout, "try: kubectl -s http://%s get namespaces\n", addr)
+		fmt.Fprintf(g.stdout, "try: kubectl -s http://%s get nodes,pods\n", addr)
+		if c.Simulate > 0 {
+			agent.Server, agent.Simulate = "http://"+addr, c.Simulate
+			go func() {
+				if err := simulate(ctx, agent, g.log); err != nil && ctx.Err() == nil {
+					g.log.WithError(err).Error("simulated nodes stopped")
+				}
+			}()
+		}
 	})
 }
 

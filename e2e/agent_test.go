@@ -196,3 +196,17 @@ func TestAgentWithoutSimulateFails(t *testing.T) {
 		t.Errorf("output %q lacks the explanation", out)
 	}
 }
+
+// TestUpRunsTheWholeSystem starts the quick start's command with one simulated node:
+// a pod created with kubectl is scheduled and runs.
+func TestUpRunsTheWholeSystem(t *testing.T) {
+	s := StartUp(t, "", "--simulate", "1")
+	s.MustKubectl(t, "", "run", "web", "--image=nginx:1.7.9", "--restart=Never")
+	Eventually(t, 30*time.Second, "pod web Running on sim-0", func() error {
+		out := s.MustKubectl(t, "", "get", "pod", "web", "-o", "jsonpath={.status.phase} {.spec.nodeName}")
+		if out != "Running sim-0" {
+			return fmt.Errorf("pod web: %q", out)
+		}
+		return nil
+	})
+}

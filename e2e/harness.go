@@ -67,11 +67,22 @@ type Server struct {
 // (a fresh temporary directory when empty) and waits until it is ready.
 func StartServer(t testing.TB, dataDir string, extra ...string) *Server {
 	t.Helper()
+	return start(t, "server", dataDir, extra...)
+}
+
+// StartUp is StartServer for `kubeactor up`, the quick start's command.
+func StartUp(t testing.TB, dataDir string, extra ...string) *Server {
+	t.Helper()
+	return start(t, "up", dataDir, extra...)
+}
+
+func start(t testing.TB, command, dataDir string, extra ...string) *Server {
+	t.Helper()
 	if dataDir == "" {
 		dataDir = t.TempDir()
 	}
 	s := &Server{DataDir: dataDir, t: t, done: make(chan struct{})}
-	args := append([]string{"server", "--data-dir", dataDir, "--insecure-port", "0", "--log-format", "json"}, extra...)
+	args := append([]string{command, "--data-dir", dataDir, "--insecure-port", "0", "--log-format", "json"}, extra...)
 	s.cmd = exec.Command(Binary(t), args...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
