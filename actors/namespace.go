@@ -42,6 +42,11 @@ func settleNamespace(a *objectActor, ctx actorContext) {
 		a.outstanding, a.swept = len(keys), true
 	case namespace.Recheck:
 		a.schedule(ctx, recheckInterval, &recheck{})
+	case namespace.Finalize:
+		next := ns.DeepCopy()
+		next.Spec.Finalizers = nil
+		a.writeSelf(next)
+		a.queueSync(ctx) // then remove it
 	case namespace.Remove:
 		a.stopTimer()
 		if err := a.apply(a.cell.trace, lifecycle.Plan{Op: persistence.OpDelete, Gone: true}); err != nil {

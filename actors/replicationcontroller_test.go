@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -92,17 +93,26 @@ func waitReplicas(t *testing.T, st *persistence.Store, ns, rc string, want int) 
 	})
 }
 
+// scaleRC sets an RC's replicas as a client would: read, change, update with the
+// revision read, and again on a conflict (the RC's actor writes its status meanwhile).
 func scaleRC(t *testing.T, s *System, st *persistence.Store, ns, name string, replicas int32) {
 	t.Helper()
-	it, err := st.Get(rcKey(ns, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := it.Object.DeepCopyObject().(*corev1.ReplicationController)
-	next.Spec.Replicas = &replicas
-	next.Generation++
-	if _, err := s.Update(context.Background(), rcKey(ns, name), next, Preconditions{ResourceVersion: it.Revision}); err != nil {
-		t.Fatal(err)
+	for {
+		it, err := st.Get(rcKey(ns, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := it.Object.DeepCopyObject().(*corev1.ReplicationController)
+		next.Spec.Replicas = &replicas
+		next.Generation++
+		_, err = s.Update(context.Background(), rcKey(ns, name), next, Preconditions{ResourceVersion: it.Revision})
+		if errors.Is(err, persistence.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
 }
 

@@ -93,3 +93,38 @@ func TestReplicationControllerWithKubectl(t *testing.T) {
 		t.Fatalf("orphaned pods keep owner references: %s", owners)
 	}
 }
+
+// TestNamespaceDeletion deletes a namespace with contents through kubectl: it turns
+// Terminating, refuses new objects (Forbidden), deletes what it holds, and is removed
+// once the last object (held by a finalizer here) is gone. default cannot be deleted.
+func TestNamespaceDeletion(t *testing.T) {
+	s := StartServer(t, "")
+	s.MustKubectl(t, "", "create", "namespace", "team-a")
+	s.MustKubectl(t, strings.Replace(nginxPod, "name: web", "name: plain", 1), "create", "-n", "team-a", "-f", "-")
+	held := strings.Replace(nginxPod, "  name: web\n", "  name: held\n  finalizers:\n  - example.com/hold\n", 1)
+	s.MustKubectl(t, held, "create", "-n", "team-a", "-f", "-")
+
+	s.MustKubectl(t, "", "delete", "namespace", "team-a", "--wait=false")
+	Eventually(t, 30*time.Second, "namespace Terminating, plain pod gone", func() error {
+		phase := s.MustKubectl(t, "", "get", "namespace", "team-a", "-o", "jsonpath={.status.phase}")
+		pods := s.MustKubectl(t, "", "get", "pods", "-n", "team-a", "-o", "jsonpath={.items[*].metadata.name}")
+		if phase != "Terminating" || pods != "held" {
+			return fmt.Errorf("phase %q, pods %q", phase, pods)
+		}
+		return nil
+	})
+	r := s.Kubectl(strings.Replace(nginxPod, "name: web", "name: late", 1), "create", "-n", "team-a", "-f", "-")
+	if r.Err == nil || !strings.Contains(r.Stderr, "Forbidden") || !strings.Contains(r.Stderr, "because it is being terminated") {
+		t.Fatalf("create in a terminating namespace: err=%v stderr=%q", r.Err, r.Stderr)
+	}
+	s.MustKubectl(t, "", "patch", "pod", "held", "-n", "team-a", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	Eventually(t, 30*time.Second, "namespace removed", func() error {
+		if r := s.Kubectl("", "get", "namespace", "team-a"); r.Err == nil {
+			return fmt.Errorf("still there: %s", r.Stdout)
+		}
+		return nil
+	})
+	if r := s.Kubectl("", "delete", "namespace", "default"); r.Err == nil || !strings.Contains(r.Stderr, "Forbidden") {
+		t.Fatalf("deleting default: err=%v stderr=%q", r.Err, r.Stderr)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 )
 
@@ -132,12 +133,18 @@ func TestCRUD(t *testing.T) {
 		if _, err := c.ReplicationControllers("default").Create(ctx, rc, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("create: %v", err)
 		}
-		sc, err := c.ReplicationControllers("default").GetScale(ctx, "frontend", metav1.GetOptions{})
-		if err != nil || sc.Spec.Replicas != 2 || sc.Status.Selector != "app=web" {
-			t.Fatalf("get scale: %+v %v", sc, err)
-		}
-		sc.Spec.Replicas = 5
-		if _, err := c.ReplicationControllers("default").UpdateScale(ctx, "frontend", sc, metav1.UpdateOptions{}); err != nil {
+		// The RC's own actor writes its status meanwhile, so an update made from a read
+		// may meet a conflict and is retried, as kubectl scale does.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			sc, err := c.ReplicationControllers("default").GetScale(ctx, "frontend", metav1.GetOptions{})
+			if err != nil || sc.Spec.Replicas != 2 || sc.Status.Selector != "app=web" {
+				t.Fatalf("get scale: %+v %v", sc, err)
+			}
+			sc.Spec.Replicas = 5
+			_, err = c.ReplicationControllers("default").UpdateScale(ctx, "frontend", sc, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
 			t.Fatalf("update scale: %v", err)
 		}
 		got, err := c.ReplicationControllers("default").Get(ctx, "frontend", metav1.GetOptions{})

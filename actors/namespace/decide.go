@@ -13,7 +13,8 @@ const (
 	Idle           Step = iota // not terminating, or waiting for replies or finalizers
 	DeleteContents             // ask every object still in the namespace to delete itself
 	Recheck                    // contents are terminating: look again later
-	Remove                     // empty and unheld: delete the namespace itself
+	Finalize                   // empty: clear spec.finalizers (the namespace controller's "kubernetes")
+	Remove                     // empty, finalized and unheld: delete the namespace itself
 )
 
 // Decide returns the next step of ns given the number of objects still in it, the
@@ -23,6 +24,8 @@ func Decide(ns *corev1.Namespace, remaining, outstanding int, swept bool) Step {
 	switch {
 	case ns == nil || ns.DeletionTimestamp == nil || outstanding > 0:
 		return Idle
+	case remaining == 0 && len(ns.Spec.Finalizers) > 0:
+		return Finalize
 	case remaining == 0 && len(ns.Finalizers) > 0:
 		return Idle // metadata finalizers belong to others; their update wakes us
 	case remaining == 0:

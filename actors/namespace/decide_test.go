@@ -13,6 +13,8 @@ func TestDecide(t *testing.T) {
 	active := &corev1.Namespace{}
 	terminating := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now}}
 	held := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now, Finalizers: []string{"x"}}}
+	unfinalized := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &now},
+		Spec: corev1.NamespaceSpec{Finalizers: []corev1.FinalizerName{corev1.FinalizerKubernetes}}}
 	tests := []struct {
 		name                   string
 		ns                     *corev1.Namespace
@@ -27,6 +29,8 @@ func TestDecide(t *testing.T) {
 		{name: "contents still terminating", ns: terminating, remaining: 1, swept: true, want: Recheck},
 		{name: "empty", ns: terminating, swept: true, want: Remove},
 		{name: "empty, held by a finalizer", ns: held, want: Idle},
+		{name: "empty, not finalized", ns: unfinalized, swept: true, want: Finalize},
+		{name: "contents left, not finalized", ns: unfinalized, remaining: 2, want: DeleteContents},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
