@@ -47,7 +47,14 @@ type Options struct {
 	SchedulerPolicy []byte // a --policy-config-file; nil means the default policy
 	SchedulerSeed   int64  // seeds the random tie breaks; 0 means time based
 	SchedulerEvents bool   // also write a Scheduled event per bound pod (doubles the writes)
+	// SyncPacing makes a controller's feed-triggered sync wait this many times the
+	// cost of its last sync (when that was 1 ms or more): 0 means DefaultSyncPacing,
+	// a negative value turns pacing off (tests that drive syncs by hand).
+	SyncPacing int
 }
+
+// DefaultSyncPacing is Options.SyncPacing's default.
+const DefaultSyncPacing = 8
 
 // Preconditions of a write, checked by the owning actor against the stored object.
 type Preconditions struct {
@@ -90,6 +97,9 @@ func Start(opts Options) (*System, error) {
 	if opts.EventTTL <= 0 {
 		opts.EventTTL = DefaultEventTTL
 	}
+	if opts.SyncPacing == 0 {
+		opts.SyncPacing = DefaultSyncPacing
+	}
 	if len(opts.Resources) == 0 {
 		opts.Resources = DefaultResources
 	}
@@ -110,18 +120,19 @@ func Start(opts Options) (*System, error) {
 		return slog.New(slogBridge{log: log})
 	}))
 	e := &env{
-		store:     opts.Store,
-		log:       opts.Log,
-		debug:     debugEnabled(opts.Log),
-		now:       opts.Now,
-		root:      sys.Root,
-		managers:  make(map[string]*actor.PID, len(opts.Resources)),
-		resources: append([]string(nil), opts.Resources...),
-		workers:   newWorkerPool(512, 300),
-		nodes:     opts.Nodes,
-		services:  opts.Services,
-		eventTTL:  opts.EventTTL,
-		sched:     sched,
+		store:      opts.Store,
+		log:        opts.Log,
+		debug:      debugEnabled(opts.Log),
+		now:        opts.Now,
+		root:       sys.Root,
+		managers:   make(map[string]*actor.PID, len(opts.Resources)),
+		resources:  append([]string(nil), opts.Resources...),
+		workers:    newWorkerPool(512, 300),
+		nodes:      opts.Nodes,
+		services:   opts.Services,
+		eventTTL:   opts.EventTTL,
+		syncPacing: opts.SyncPacing,
+		sched:      sched,
 	}
 	for _, r := range e.resources {
 		e.managers[r] = sys.NewLocalPID(rootName + "/" + r)

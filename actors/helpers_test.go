@@ -86,7 +86,8 @@ func quietLog() logrus.FieldLogger {
 // startSystem starts a system on st; it is stopped before st is closed.
 func startSystem(t testing.TB, st *persistence.Store, now func() time.Time) *System {
 	t.Helper()
-	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Now: now, Resources: testResources})
+	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Now: now, Resources: testResources,
+		SyncPacing: -1}) // tests that force a sync rely on it being handled in mailbox order
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}

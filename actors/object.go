@@ -132,8 +132,8 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		if a.obj != nil && a.hook.sync != nil {
 			start := time.Now() // the cost of the sync on the real clock, for pacing
 			a.hook.sync(a, ctx)
-			if cost := time.Since(start); cost >= minPacedSync {
-				a.cell.syncAfter = time.Now().Add(syncPacing * cost)
+			if cost := time.Since(start); cost >= minPacedSync && a.env.syncPacing > 0 {
+				a.cell.syncAfter = time.Now().Add(time.Duration(a.env.syncPacing) * cost)
 			}
 		}
 		a.settle(ctx)
@@ -181,8 +181,8 @@ func (a *objectActor) queueSync(ctx actor.Context) {
 
 // queueResync is queueSync for a resync from a feed: the controller's inputs changed.
 // Resyncs are paced by the sync's own cost: after a sync that took d (1 ms or more),
-// the next resync starts no sooner than syncPacing×d later, so a controller that reads
-// many objects (an RC or a service over 30,000 pods) spends at most 1/(syncPacing+1)
+// the next resync starts no sooner than Options.SyncPacing×d later, so a controller
+// that reads many objects (an RC or a service over 30,000 pods) spends at most 1/(SyncPacing+1)
 // of a core however fast those objects change, and that one sync sees every change.
 func (a *objectActor) queueResync(ctx actor.Context) {
 	if a.syncQueued {
@@ -197,12 +197,8 @@ func (a *objectActor) queueResync(ctx actor.Context) {
 	ctx.Send(ctx.Self(), &syncNow{})
 }
 
-// syncPacing is the ratio of a sync's cost to the pause before the next one; syncs
-// cheaper than minPacedSync are not paced.
-const (
-	syncPacing   = 8
-	minPacedSync = time.Millisecond
-)
+// minPacedSync: syncs cheaper than this are not paced (see queueResync).
+const minPacedSync = time.Millisecond
 
 // begin counts a routed request (see the protocol in manager.go) and notes its trace.
 func (a *objectActor) begin(trace string) {

@@ -118,7 +118,12 @@ func scaleRC(t *testing.T, s *System, st *persistence.Store, ns, name string, re
 
 func TestRCKeepsReplicas(t *testing.T) {
 	st := openStore(t)
-	s := startSystem(t, st, time.Now)
+	// With the server's sync pacing, unlike the other tests.
+	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Now: time.Now, Resources: testResources})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
 	ctx := context.Background()
 	if _, err := s.Create(ctx, rcKey("default", "web"), newRC("default", "web", 3)); err != nil {
 		t.Fatal(err)

@@ -38,7 +38,10 @@ type env struct {
 	services  ServiceOptions
 	evictor   *actor.PID // the one owner of the pod eviction rate limit (nodecontroller.go)
 	eventTTL  time.Duration
-	sched     *schedulerConfig // nil: no scheduler (scheduling.go)
+	// syncPacing is Options.SyncPacing: a feed-triggered sync waits this many times
+	// the last sync's cost (0: no pacing).
+	syncPacing int
+	sched      *schedulerConfig // nil: no scheduler (scheduling.go)
 }
 
 // keys lists the keys of every stored object of one resource.
