@@ -36,7 +36,7 @@ func openControllerStore(t testing.TB) *persistence.Store {
 func startControllers(t testing.TB, st *persistence.Store, now func() time.Time, nodes NodeOptions, svcs ServiceOptions) *System {
 	t.Helper()
 	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Now: now, Nodes: nodes, Services: svcs,
-		Resources: append(append([]string(nil), testResources...), "endpoints"),
+		Resources:  append(append([]string(nil), testResources...), "endpoints"),
 		SyncPacing: -1}) // forceSync relies on a resync being handled in mailbox order
 	if err != nil {
 		t.Fatalf("start: %v", err)
