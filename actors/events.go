@@ -120,14 +120,7 @@ func objectReference(obj runtime.Object) (corev1.ObjectReference, error) {
 	}, nil
 }
 
-func eventStateOf(a *objectActor) *eventState {
-	st, ok := a.cell.ctrl.(*eventState)
-	if !ok {
-		st = &eventState{}
-		a.cell.ctrl = st
-	}
-	return st
-}
+func eventStateOf(a *objectActor) *eventState { return ctrlState[eventState](a) }
 
 // countEvent notes one occurrence. The first one of an absent event is written at
 // once (an actor without an object is stopped when idle); later ones wait for the

@@ -33,14 +33,7 @@ type nodeState struct {
 	decided int64 // the node's revision last decided on
 }
 
-func nodeStateOf(a *objectActor) *nodeState {
-	st, ok := a.cell.ctrl.(*nodeState)
-	if !ok {
-		st = &nodeState{}
-		a.cell.ctrl = st
-	}
-	return st
-}
+func nodeStateOf(a *objectActor) *nodeState { return ctrlState[nodeState](a) }
 
 // settleNode decides again whenever the node changed (a heartbeat, a cordon).
 func settleNode(a *objectActor, ctx actorContext) {

@@ -200,6 +200,17 @@ func (a *objectActor) queueResync(ctx actor.Context) {
 // minPacedSync: syncs cheaper than this are not paced (see queueResync).
 const minPacedSync = time.Millisecond
 
+// ctrlState returns the controller state of type T kept in the actor's cell (which a
+// restarted actor inherits), creating it the first time.
+func ctrlState[T any](a *objectActor) *T {
+	st, ok := a.cell.ctrl.(*T)
+	if !ok {
+		st = new(T)
+		a.cell.ctrl = st
+	}
+	return st
+}
+
 // begin counts a routed request (see the protocol in manager.go) and notes its trace.
 func (a *objectActor) begin(trace string) {
 	a.cell.handled++

@@ -95,14 +95,7 @@ func rcDeleted(a *objectActor, ctx actorContext, last runtime.Object) {
 	}
 }
 
-func rcStateOf(a *objectActor) *rcState {
-	st, ok := a.cell.ctrl.(*rcState)
-	if !ok {
-		st = &rcState{}
-		a.cell.ctrl = st
-	}
-	return st
-}
+func rcStateOf(a *objectActor) *rcState { return ctrlState[rcState](a) }
 
 // rcAnswered notes a create or delete that was refused: no pod event will come for it.
 func rcAnswered(a *objectActor, r *reply) {

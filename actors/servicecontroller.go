@@ -34,14 +34,7 @@ type serviceState struct {
 	rev      int64  // revision last reported
 }
 
-func serviceStateOf(a *objectActor) *serviceState {
-	st, ok := a.cell.ctrl.(*serviceState)
-	if !ok {
-		st = &serviceState{}
-		a.cell.ctrl = st
-	}
-	return st
-}
+func serviceStateOf(a *objectActor) *serviceState { return ctrlState[serviceState](a) }
 
 // settleService reports what the service holds and syncs when there is a reason to.
 func settleService(a *objectActor, ctx actorContext) {
