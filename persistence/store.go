@@ -91,7 +91,14 @@ func Open(opts Options) (*Store, error) {
 	db, err := pebble.Open(dir, &pebble.Options{
 		FS:           fs,
 		MemTableSize: 64 << 20,
-		Logger:       pebbleLogger{log},
+		// Reads are served from memory; Pebble is read back only at Open. So L0 may
+		// hold many files before they are compacted: fewer, larger compactions cost
+		// less CPU, and the read amplification they would prevent is paid once, at start.
+		L0CompactionThreshold:       16,
+		L0CompactionFileThreshold:   2000,
+		L0StopWritesThreshold:       64,
+		MemTableStopWritesThreshold: 4,
+		Logger:                      pebbleLogger{log},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
