@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,6 +23,11 @@ type root struct {
 	Agent   agentCmd   `cmd:"" help:"Run the node agent; --simulate N runs N simulated nodes."`
 	Up      upCmd      `cmd:"" help:"Start the whole system on the embedded default (data in ~/.kubeactor/data)."`
 	Version versionCmd `cmd:"" help:"Print the kubeactor version."`
+
+	Get     getCmd     `cmd:"" help:"Display one or many resources (kubectl get)."`
+	Create  createCmd  `cmd:"" help:"Create resources from a file or stdin (kubectl create -f)."`
+	Replace replaceCmd `cmd:"" aliases:"update" help:"Replace resources from a file or stdin (kubectl replace -f)."`
+	Delete  deleteCmd  `cmd:"" help:"Delete resources by file, type and name, or label (kubectl delete)."`
 }
 
 // Run parses args (args[0] is the program name) and runs the chosen command. It
@@ -54,6 +60,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	log := newLogger(cli.Logging, stderr)
 	if err := ctx.Run(&globals{log: log, stdout: stdout, stderr: stderr}); err != nil {
+		var code exitCode
+		if errors.As(err, &code) { // already printed, kubectl-style
+			return int(code)
+		}
 		fmt.Fprintf(stderr, "kubeactor: %v\n", err)
 		return 1
 	}
