@@ -132,9 +132,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		if a.obj != nil && a.hook.sync != nil {
 			start := time.Now() // the cost of the sync on the real clock, for pacing
 			a.hook.sync(a, ctx)
-			if cost := time.Since(start); cost >= minPacedSync && a.env.syncPacing > 0 {
-				a.cell.syncAfter = time.Now().Add(time.Duration(a.env.syncPacing) * cost)
-			}
+			a.paceFor(time.Since(start))
 		}
 		a.settle(ctx)
 	case *recheck:
@@ -195,6 +193,17 @@ func (a *objectActor) queueResync(ctx actor.Context) {
 		return
 	}
 	ctx.Send(ctx.Self(), &syncNow{})
+}
+
+// paceFor holds the next feed-triggered sync back in proportion to cost, the time
+// the controller's last sync (or a write it waited for) took; see queueResync.
+func (a *objectActor) paceFor(cost time.Duration) {
+	if cost < minPacedSync || a.env.syncPacing <= 0 {
+		return
+	}
+	if next := time.Now().Add(time.Duration(a.env.syncPacing) * cost); next.After(a.cell.syncAfter) {
+		a.cell.syncAfter = next
+	}
 }
 
 // minPacedSync: syncs cheaper than this are not paced (see queueResync).

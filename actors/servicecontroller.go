@@ -27,11 +27,12 @@ const serviceRetry = time.Second
 
 // serviceState is what a service's actor keeps across restarts.
 type serviceState struct {
-	synced   int64  // the service's revision last synced
-	dirty    bool   // a sync was put off while a write was outstanding
-	retry    bool   // the last write was refused: sync again after serviceRetry
-	reported uint64 // handled count last reported to the manager
-	rev      int64  // revision last reported
+	synced   int64     // the service's revision last synced
+	dirty    bool      // a sync was put off while a write was outstanding
+	retry    bool      // the last write was refused: sync again after serviceRetry
+	reported uint64    // handled count last reported to the manager
+	rev      int64     // revision last reported
+	sentAt   time.Time // when the outstanding endpoints write was sent
 }
 
 func serviceStateOf(a *objectActor) *serviceState { return ctrlState[serviceState](a) }
@@ -54,8 +55,11 @@ func settleService(a *objectActor, ctx actorContext) {
 		a.syncAt(ctx, a.env.now().Add(serviceRetry))
 		return
 	}
-	if st.dirty || st.synced != a.rev {
+	switch {
+	case st.synced != a.rev: // the service itself changed
 		a.queueSync(ctx)
+	case st.dirty: // its pods changed: paced, like any resync
+		a.queueResync(ctx)
 	}
 }
 
@@ -99,10 +103,14 @@ func syncService(a *objectActor, ctx actorContext) {
 			pre: Preconditions{UID: cur.UID, ResourceVersion: rv}})
 	}
 	a.outstanding++
+	st.sentAt = time.Now()
 }
 
-// serviceAnswered notes a refused endpoints write: the next sync tries again.
+// serviceAnswered paces the next sync by the write's cost too (an Endpoints object of
+// thousands of addresses costs more to write than to compute), and notes a refused
+// write: the next sync tries again.
 func serviceAnswered(a *objectActor, r *reply) {
+	a.paceFor(time.Since(serviceStateOf(a).sentAt))
 	if r.err == nil {
 		return
 	}
