@@ -28,6 +28,16 @@ type root struct {
 	Create  createCmd  `cmd:"" help:"Create resources from a file or stdin (kubectl create -f)."`
 	Replace replaceCmd `cmd:"" aliases:"update" help:"Replace resources from a file or stdin (kubectl replace -f)."`
 	Delete  deleteCmd  `cmd:"" help:"Delete resources by file, type and name, or label (kubectl delete)."`
+
+	Label    labelCmd    `cmd:"" help:"Update the labels on a resource (kubectl label)."`
+	Annotate annotateCmd `cmd:"" help:"Update the annotations on a resource (kubectl annotate)."`
+	Scale    scaleCmd    `cmd:"" aliases:"resize" help:"Set a new size for a replication controller (kubectl scale)."`
+	Patch    patchCmd    `cmd:"" help:"Update fields of a resource with a patch (kubectl patch)."`
+
+	Config      configCmd      `cmd:"" help:"Modify kubeconfig files (kubectl config)."`
+	Namespace   namespaceCmd   `cmd:"" help:"Show or set the namespace of the current context (the book's kubectl namespace)."`
+	APIVersions apiVersionsCmd `cmd:"" name:"api-versions" help:"Print the supported API versions on the server."`
+	ClusterInfo clusterInfoCmd `cmd:"" name:"cluster-info" help:"Display the addresses of the master and cluster services."`
 }
 
 // Run parses args (args[0] is the program name) and runs the chosen command. It
@@ -50,7 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kubeactor: %v\n", err)
 		return 2
 	}
-	ctx, err := parser.Parse(normalizeFlags(args[1:]))
+	ctx, err := parser.Parse(flagsLast(normalizeFlags(args[1:])))
 	if exit >= 0 {
 		return exit
 	}
@@ -111,9 +121,36 @@ func newLogger(c config.Logging, w io.Writer) *logrus.Logger {
 	return log
 }
 
-type versionCmd struct{}
+// interspersed are the commands whose arguments may be mixed with flags, as in
+// `label pods -l app=web env=prod`: kong ends a positional list at a flag.
+var interspersed = map[string]bool{"label": true, "annotate": true, "scale": true, "patch": true}
 
-func (versionCmd) Run(g *globals) error {
-	_, err := fmt.Fprintf(g.stdout, "kubeactor %s (Kubernetes API v1, compatible with v1.0.0)\n", Version)
-	return err
+// boolFlags are the flags of those commands that take no separate value.
+var boolFlags = map[string]bool{"--overwrite": true, "--all": true, "--insecure-skip-tls-verify": true}
+
+// flagsLast moves the flags of an interspersed command (with their values) after its
+// arguments, so that kong reads every argument; other commands are left alone.
+func flagsLast(args []string) []string {
+	if len(args) == 0 || !interspersed[args[0]] {
+		return args
+	}
+	pos := []string{args[0]}
+	var flags []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			pos = append(pos, args[i:]...)
+			i = len(args)
+		case len(a) > 1 && a[0] == '-':
+			flags = append(flags, a)
+			if !strings.Contains(a, "=") && !boolFlags[a] && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		default:
+			pos = append(pos, a)
+		}
+	}
+	return append(pos, flags...)
 }
