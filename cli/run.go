@@ -34,6 +34,16 @@ type root struct {
 	Scale    scaleCmd    `cmd:"" aliases:"resize" help:"Set a new size for a replication controller (kubectl scale)."`
 	Patch    patchCmd    `cmd:"" help:"Update fields of a resource with a patch (kubectl patch)."`
 
+	RollingUpdate rollingUpdateCmd `cmd:"" name:"rolling-update" aliases:"rollingupdate" help:"Perform a rolling update of the given ReplicationController."`
+
+	Run      runCmd      `cmd:"" aliases:"run-container" help:"Run an image as a replication controller or a pod (kubectl run)."`
+	Expose   exposeCmd   `cmd:"" help:"Expose a replication controller, pod or service as a new service (kubectl expose)."`
+	Describe describeCmd `cmd:"" help:"Show the details of a resource and its events (kubectl describe)."`
+	Stop     stopCmd     `cmd:"" help:"Scale a replication controller to 0, wait for its pods, then delete it (kubectl stop)."`
+	Cordon   cordonCmd   `cmd:"" help:"Mark a node unschedulable (kubectl cordon)."`
+	Uncordon uncordonCmd `cmd:"" help:"Mark a node schedulable (kubectl uncordon)."`
+	Drain    drainCmd    `cmd:"" help:"Cordon a node and delete its pods (kubectl drain)."`
+
 	Config      configCmd      `cmd:"" help:"Modify kubeconfig files (kubectl config)."`
 	Namespace   namespaceCmd   `cmd:"" help:"Show or set the namespace of the current context (the book's kubectl namespace)."`
 	APIVersions apiVersionsCmd `cmd:"" name:"api-versions" help:"Print the supported API versions on the server."`
