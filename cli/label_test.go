@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/alecthomas/kong"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -86,22 +87,33 @@ func TestMetaChangePatch(t *testing.T) {
 	}
 }
 
-func TestFlagsLast(t *testing.T) {
+func TestReorder(t *testing.T) {
+	parser, err := kong.New(&root{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	takes := flagArity(parser.Model)
 	tests := []struct {
 		name string
 		in   []string
 		want []string
 	}{
-		{"other commands untouched", []string{"get", "-l", "a=b", "pods"}, []string{"get", "-l", "a=b", "pods"}},
+		{"flags before the command", []string{"-s", "http://h:8080", "--namespace=kube-system", "get", "pods"}, []string{"get", "pods", "-s", "http://h:8080", "--namespace=kube-system"}},
+		{"flags between arguments", []string{"get", "pods", "-o", "wide", "web"}, []string{"get", "pods", "web", "-o", "wide"}},
+		{"bool flag takes no value", []string{"get", "pods", "-w", "web"}, []string{"get", "pods", "web", "-w"}},
 		{"selector before changes", []string{"label", "pods", "-l", "app=x", "env=prod"}, []string{"label", "pods", "env=prod", "-l", "app=x"}},
 		{"bool flag", []string{"label", "po", "x", "--overwrite", "a-"}, []string{"label", "po", "x", "a-", "--overwrite"}},
 		{"flag=value", []string{"scale", "--replicas=2", "rc", "x"}, []string{"scale", "rc", "x", "--replicas=2"}},
 		{"patch", []string{"patch", "-p", `{"a":1}`, "rc", "x", "--type", "merge"}, []string{"patch", "rc", "x", "-p", `{"a":1}`, "--type", "merge"}},
+		{"rolling-update with the image between the names", []string{"rolling-update", "frontend", "--image", "v2", "frontend-v2"}, []string{"rolling-update", "frontend", "frontend-v2", "--image", "v2"}},
+		{"nested command", []string{"config", "--kubeconfig", "k", "set-context", "dev", "--namespace=dev"}, []string{"config", "set-context", "dev", "--kubeconfig", "k", "--namespace=dev"}},
+		{"after a double dash, as is", []string{"get", "-o", "name", "--", "-x", "y"}, []string{"get", "-o", "name", "--", "-x", "y"}},
+		{"root flag before the command", []string{"--log-level", "debug", "server"}, []string{"server", "--log-level", "debug"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := flagsLast(tt.in); !reflect.DeepEqual(got, tt.want) {
-				t.Fatalf("flagsLast(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := reorder(tt.in, takes); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("reorder(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

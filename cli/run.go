@@ -70,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kubeactor: %v\n", err)
 		return 2
 	}
-	ctx, err := parser.Parse(flagsLast(normalizeFlags(args[1:])))
+	ctx, err := parser.Parse(reorder(normalizeFlags(args[1:]), flagArity(parser.Model)))
 	if exit >= 0 {
 		return exit
 	}
@@ -131,30 +131,48 @@ func newLogger(c config.Logging, w io.Writer) *logrus.Logger {
 	return log
 }
 
-// interspersed are the commands whose arguments may be mixed with flags, as in
-// `label pods -l app=web env=prod`: kong ends a positional list at a flag.
-var interspersed = map[string]bool{"label": true, "annotate": true, "scale": true, "patch": true}
-
-// boolFlags are the flags of those commands that take no separate value.
-var boolFlags = map[string]bool{"--overwrite": true, "--all": true, "--insecure-skip-tls-verify": true}
-
-// flagsLast moves the flags of an interspersed command (with their values) after its
-// arguments, so that kong reads every argument; other commands are left alone.
-func flagsLast(args []string) []string {
-	if len(args) == 0 || !interspersed[args[0]] {
-		return args
+// flagArity maps every spelling of the model's flags (--name, its aliases, -x) to
+// whether it takes a value, so that reorder can tell a flag's value from an argument.
+func flagArity(app *kong.Application) map[string]bool {
+	takes := map[string]bool{}
+	var walk func(n *kong.Node)
+	walk = func(n *kong.Node) {
+		for _, f := range n.Flags {
+			v := !f.IsBool() && !f.IsCounter()
+			takes["--"+f.Name] = v
+			for _, a := range f.Aliases {
+				takes["--"+a] = v
+			}
+			if f.Short != 0 {
+				takes["-"+string(f.Short)] = v
+			}
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
 	}
-	pos := []string{args[0]}
-	var flags []string
-	for i := 1; i < len(args); i++ {
+	walk(app.Node)
+	return takes
+}
+
+// reorder puts a command line in the order kong reads it: commands and arguments
+// first, in their order, then every flag with its value. kubectl takes flags anywhere
+// (`kubectl -s URL get pods -o wide web`, `label pods -l app=x env=prod`), while kong
+// ends a list of arguments at the first flag and reads a command's flags only after
+// the command. What follows "--" stays last, as it is. A flag the model does not know
+// is taken to have no separate value (kong then reports it).
+func reorder(args []string, takes map[string]bool) []string {
+	pos := make([]string, 0, len(args))
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
-			pos = append(pos, args[i:]...)
+			rest = args[i:]
 			i = len(args)
 		case len(a) > 1 && a[0] == '-':
 			flags = append(flags, a)
-			if !strings.Contains(a, "=") && !boolFlags[a] && i+1 < len(args) {
+			if !strings.Contains(a, "=") && takes[a] && i+1 < len(args) {
 				i++
 				flags = append(flags, args[i])
 			}
@@ -162,5 +180,5 @@ func flagsLast(args []string) []string {
 			pos = append(pos, a)
 		}
 	}
-	return append(pos, flags...)
+	return append(append(pos, flags...), rest...)
 }
