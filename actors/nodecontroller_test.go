@@ -201,6 +201,9 @@ func TestNodeEvictionRateLimited(t *testing.T) {
 		heartbeat(t, s, st, "healthy", clock.Now())
 		syncAll()
 	}
+	// The controller first sees the heartbeats now, before the clock moves: a node's
+	// first sync records when it observed the last heartbeat (on the controller's clock).
+	syncAll()
 	step(4 * time.Minute)
 	if n := evicted(); n != 0 {
 		t.Fatalf("%d nodes' pods evicted before the eviction timeout", n)
