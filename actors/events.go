@@ -152,7 +152,7 @@ func (a *objectActor) flushEvent() {
 	var plan lifecycle.Plan
 	var err error
 	if create {
-		if err = prepareEvent(next, a.env.now()); err == nil {
+		if err = prepareNew("events", next, a.env.now()); err == nil {
 			plan, err = lifecycle.Create(a.obj, next)
 		}
 	} else {
@@ -164,26 +164,6 @@ func (a *objectActor) flushEvent() {
 	if err != nil {
 		a.fields(a.cell.trace).WithFields(logrus.Fields{"count": p.Count, "error": err}).Warn("write event")
 	}
-}
-
-// prepareEvent gives a recorded event what the gateway gives a created one.
-func prepareEvent(e *corev1.Event, now time.Time) error {
-	r, ok := resource.Lookup("events")
-	if !ok {
-		return fmt.Errorf("no events resource")
-	}
-	e.UID = uuidUID()
-	e.CreationTimestamp = metav1.NewTime(now)
-	if r.Default != nil {
-		r.Default(e)
-	}
-	if r.PrepareForCreate != nil {
-		r.PrepareForCreate(e)
-	}
-	if errs := r.Validate(e); len(errs) > 0 {
-		return fmt.Errorf("prepare event %s: %w", e.Name, errs.ToAggregate())
-	}
-	return nil
 }
 
 // settleEvent schedules the look at the event's expiry.

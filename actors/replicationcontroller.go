@@ -19,7 +19,6 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/lifecycle"
 	"github.com/kubeactor/kubeactor/actors/replication"
-	"github.com/kubeactor/kubeactor/gateway/resource"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -183,7 +182,7 @@ func syncRC(a *objectActor, ctx actorContext) {
 
 	pm := a.env.managers["pods"]
 	for _, p := range plan.Create {
-		if err := preparePod(p, now); err != nil {
+		if err := prepareNew("pods", p, now); err != nil {
 			st.exp = st.exp.Observe(replication.Event{Type: replication.CreateFailed, Pod: p})
 			a.fields(a.cell.trace).WithField("error", err).Error("pod from template is invalid")
 			a.record(ctx, rc, corev1.EventTypeWarning, "FailedCreate", fmt.Sprintf("Error creating: %v", err))
@@ -302,23 +301,6 @@ func applyPodPatch(p *corev1.Pod, patch []byte) (*corev1.Pod, error) {
 		return nil, err
 	}
 	return next, nil
-}
-
-// preparePod gives a pod made from a template what the gateway gives a created one:
-// defaults, system fields, and validation.
-func preparePod(p *corev1.Pod, now time.Time) error {
-	r, ok := resource.Lookup("pods")
-	if !ok {
-		return fmt.Errorf("no pods resource")
-	}
-	p.UID = uuidUID()
-	p.CreationTimestamp = metav1.NewTime(now)
-	r.Default(p)
-	r.PrepareForCreate(p)
-	if errs := r.Validate(p); len(errs) > 0 {
-		return errs.ToAggregate()
-	}
-	return nil
 }
 
 func podKey(ns, name string) persistence.Key {

@@ -1,16 +1,13 @@
 package actors
 
 import (
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors/service"
-	"github.com/kubeactor/kubeactor/gateway/resource"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -169,31 +166,4 @@ func lists(ep *corev1.Endpoints, p *corev1.Pod) bool {
 
 func endpointsKey(ns, name string) persistence.Key {
 	return persistence.Key{Resource: "endpoints", Namespace: ns, Name: name}
-}
-
-// prepareNew gives an object a controller creates what the gateway gives a created
-// one: uid, creationTimestamp, defaults, and validation.
-func prepareNew(res string, obj runtime.Object, now time.Time) error {
-	r, ok := resource.Lookup(res)
-	if !ok {
-		return fmt.Errorf("no %s resource", res)
-	}
-	m, ok := obj.(metav1.Object)
-	if !ok {
-		return fmt.Errorf("%T has no metadata", obj)
-	}
-	m.SetUID(uuidUID())
-	m.SetCreationTimestamp(metav1.NewTime(now))
-	if r.Default != nil {
-		r.Default(obj)
-	}
-	if r.PrepareForCreate != nil {
-		r.PrepareForCreate(obj)
-	}
-	if r.Validate != nil {
-		if errs := r.Validate(obj); len(errs) > 0 {
-			return errs.ToAggregate()
-		}
-	}
-	return nil
 }

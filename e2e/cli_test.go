@@ -1,12 +1,7 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,17 +11,7 @@ import (
 // and home directory as Kubectl.
 func (s *Server) Kubeactor(t testing.TB, stdin string, args ...string) Result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, Binary(t), append(args, "--kubeconfig", s.Kubeconfig)...)
-	cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(s.Kubeconfig))
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	return Result{Stdout: out.String(), Stderr: errb.String(), Err: err}
+	return s.runClient(Binary(t), stdin, append(args, "--kubeconfig", s.Kubeconfig))
 }
 
 // withoutAge drops the last column (AGE) of every table line, which may tick

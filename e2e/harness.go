@@ -204,9 +204,15 @@ type Result struct {
 
 // Kubectl runs the installed kubectl against the server with stdin (may be empty).
 func (s *Server) Kubectl(stdin string, args ...string) Result {
+	return s.runClient("kubectl", stdin, append([]string{"--kubeconfig", s.Kubeconfig}, args...))
+}
+
+// runClient runs a client program (kubectl, or kubeactor's client commands) against
+// the server with its kubeconfig and a home directory of its own.
+func (s *Server) runClient(program, stdin string, args []string) Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", s.Kubeconfig}, args...)...)
+	cmd := exec.CommandContext(ctx, program, args...)
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(s.Kubeconfig), "KUBECACHEDIR="+filepath.Join(filepath.Dir(s.Kubeconfig), "cache"))
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
