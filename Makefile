@@ -6,15 +6,15 @@ PKGS     := ./...
 UNIT     := $(shell $(GO) list ./... 2>/dev/null | grep -v /e2e)
 STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: build run up test unit e2e check fmt vet lint boundaries bench tools clean
+.PHONY: build run up test unit e2e check fmt vet lint boundaries bench tools clean images
 
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) .
 
-# up: the quick start: the server on ~/.kubeactor/data with one simulated node (the
-# Docker node agent replaces it when it exists).
-run up: build
-	$(BIN) up --simulate 1
+# up: the quick start: the server on ~/.kubeactor/data with one Docker node agent
+# (the images it needs are built first). Without Docker: bin/kubeactor up --simulate 1.
+run up: build images
+	$(BIN) up
 
 ## test: everything CI runs: unit tests under -race, then the e2e suite against the real binary.
 test: unit e2e
@@ -22,7 +22,7 @@ test: unit e2e
 unit:
 	$(GO) test -race -count=1 -timeout 20m $(UNIT)
 
-e2e: build
+e2e: build images
 	KUBEACTOR_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./e2e/...
 
 check: fmt vet lint boundaries
@@ -47,6 +47,10 @@ tools:
 bench: build
 	{ $(GO) test -run '^$$' -bench . -timeout 30m $(UNIT); \
 	  KUBEACTOR_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./e2e/...; } | $(GO) run ./.ci/benchjson
+
+## images: the pause, testserver and busybox images, built into the local Docker engine.
+images:
+	./images/build.sh
 
 clean:
 	rm -rf bin

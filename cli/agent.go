@@ -2,11 +2,16 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/sirupsen/logrus"
@@ -16,11 +21,12 @@ import (
 
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
+	"github.com/kubeactor/kubeactor/nodeagent/kubelet"
+	"github.com/kubeactor/kubeactor/nodeagent/proxy"
+	"github.com/kubeactor/kubeactor/nodeagent/runtime"
+	"github.com/kubeactor/kubeactor/nodeagent/server"
 	"github.com/kubeactor/kubeactor/nodeagent/sim"
 )
-
-// errNoDockerAgent is what `kubeactor agent` answers until the Docker agent exists.
-var errNoDockerAgent = errors.New("the Docker node agent is not built yet; use --simulate N")
 
 // agentCmd is the node agent; config.Agent's Validate runs while parsing.
 type agentCmd struct {
@@ -28,12 +34,125 @@ type agentCmd struct {
 }
 
 func (c *agentCmd) Run(g *globals) error {
-	if c.Simulate == 0 {
-		return errNoDockerAgent
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c.Simulate == 0 {
+		return runDocker(ctx, c.Agent, g.log)
+	}
 	return simulate(ctx, c.Agent, g.log)
+}
+
+// runDocker runs the Docker node agent and its HTTP server until ctx ends.
+func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
+	rt, err := runtime.NewDocker()
+	if err != nil {
+		return fmt.Errorf("%w: %v", kubelet.ErrNoEngine, err)
+	}
+	defer rt.Close()
+	if _, err := kubelet.CheckEngine(ctx, rt, c.PodInfraContainerImage); err != nil {
+		return err // before listening on the agent's port
+	}
+	cfg, err := dockerAgentConfig(c)
+	if err != nil {
+		return err
+	}
+	client, err := apiclient.New(apiclient.Options{
+		Server:    c.Server,
+		QPS:       c.KubeAPIQPS,
+		Burst:     c.KubeAPIBurst,
+		MaxConns:  8,
+		UserAgent: "kubeactor-agent/" + Version,
+	})
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(c.Address, strconv.Itoa(c.Port)))
+	if err != nil {
+		return fmt.Errorf("agent server: listen: %w", err)
+	}
+	cfg.DaemonPort = int32(ln.Addr().(*net.TCPAddr).Port)
+	agent := kubelet.New(cfg, client, rt, log.WithField("node", cfg.NodeName))
+	if c.ProxyMode != "none" {
+		pcfg := proxy.Config{Mode: c.ProxyMode, NodeName: cfg.NodeName, NodeIP: cfg.NodeIP, ClusterCIDR: c.ClusterCIDR}
+		go func() {
+			if err := proxy.Run(ctx, pcfg, client.Clientset(), log.WithField("component", "proxy")); err != nil && ctx.Err() == nil {
+				log.WithError(err).Error("service proxy stopped")
+			}
+		}()
+	}
+	srv := server.New(server.Config{NodeName: cfg.NodeName, Runtime: rt, Host: agent.Host(), Log: log})
+	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	go func() { _ = httpSrv.Serve(ln) }()
+	defer httpSrv.Close()
+	log.WithFields(logrus.Fields{"node": cfg.NodeName, "address": ln.Addr().String()}).Info("agent server listening")
+	return agent.Run(ctx)
+}
+
+// dockerPreflight checks that the engine answers and holds the pod infra image.
+func dockerPreflight(ctx context.Context, c config.Agent) error {
+	rt, err := runtime.NewDocker()
+	if err != nil {
+		return fmt.Errorf("%w: %v", kubelet.ErrNoEngine, err)
+	}
+	defer rt.Close()
+	_, err = kubelet.CheckEngine(ctx, rt, c.PodInfraContainerImage)
+	return err
+}
+
+// dockerAgentConfig resolves the Docker agent's defaults: the node name from the
+// hostname, the node IP from the interfaces, the root dir under the home directory.
+func dockerAgentConfig(c config.Agent) (kubelet.Config, error) {
+	hostname, err := os.Hostname()
+	if err != nil {
+		return kubelet.Config{}, err
+	}
+	name := c.NodeName
+	if name == "" {
+		name = strings.ToLower(hostname)
+	}
+	ip := c.NodeIP
+	if ip == "" {
+		addr, err := kubelet.DefaultNodeIP()
+		if err != nil {
+			return kubelet.Config{}, err
+		}
+		ip = addr.String()
+	}
+	root := c.RootDir
+	if root == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return kubelet.Config{}, fmt.Errorf("--root-dir: %w", err)
+		}
+		root = filepath.Join(home, ".kubeactor", "agent")
+	}
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return kubelet.Config{}, err
+	}
+	return kubelet.Config{
+		NodeName:            name,
+		NodeIP:              ip,
+		Hostname:            hostname,
+		PauseImage:          c.PodInfraContainerImage,
+		RootDir:             root,
+		SyncFrequency:       c.SyncFrequency,
+		StatusFrequency:     c.NodeStatusUpdateFrequency,
+		MaxPods:             c.MaxPods,
+		MaxDeadPerContainer: c.MaxDeadContainersPerContainer,
+		MaxDead:             c.MaxDeadContainers,
+		ManifestPath:        c.PodManifestPath,
+		FileCheckFrequency:  c.FileCheckFrequency,
+		ClusterDNS:          c.ClusterDNS,
+		ClusterDomain:       c.ClusterDomain,
+		Network:             c.DockerNetwork,
+		Version:             "v1.0.0-kubeactor",
+		GCPeriod:            c.GCPeriod,
+		MinGCAge:            c.MinimumContainerTTL,
+		NetworkPlugin:       map[string]string{"docker": "", "bridge": kubelet.NetworkBridge}[c.NetworkPlugin],
+		BridgeName:          c.BridgeName,
+		ClusterCIDR:         c.ClusterCIDR,
+	}, nil
 }
 
 // simulate runs c.Simulate simulated nodes against c.Server until ctx ends.

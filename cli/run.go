@@ -29,10 +29,13 @@ type root struct {
 	Replace replaceCmd `cmd:"" aliases:"update" help:"Replace resources from a file or stdin (kubectl replace -f)."`
 	Delete  deleteCmd  `cmd:"" help:"Delete resources by file, type and name, or label (kubectl delete)."`
 
-	Label    labelCmd    `cmd:"" help:"Update the labels on a resource (kubectl label)."`
-	Annotate annotateCmd `cmd:"" help:"Update the annotations on a resource (kubectl annotate)."`
-	Scale    scaleCmd    `cmd:"" aliases:"resize" help:"Set a new size for a replication controller (kubectl scale)."`
-	Patch    patchCmd    `cmd:"" help:"Update fields of a resource with a patch (kubectl patch)."`
+	Label       labelCmd       `cmd:"" help:"Update the labels on a resource (kubectl label)."`
+	Annotate    annotateCmd    `cmd:"" help:"Update the annotations on a resource (kubectl annotate)."`
+	Scale       scaleCmd       `cmd:"" aliases:"resize" help:"Set a new size for a replication controller (kubectl scale)."`
+	Patch       patchCmd       `cmd:"" help:"Update fields of a resource with a patch (kubectl patch)."`
+	Logs        logsCmd        `cmd:"" aliases:"log" help:"Print the logs of a container in a pod (kubectl logs)."`
+	Exec        execCmd        `cmd:"" help:"Execute a command in a container (kubectl exec)."`
+	PortForward portForwardCmd `cmd:"" name:"port-forward" help:"Forward local ports to a pod (kubectl port-forward)."`
 
 	RollingUpdate rollingUpdateCmd `cmd:"" name:"rolling-update" aliases:"rollingupdate" help:"Perform a rolling update of the given ReplicationController."`
 
@@ -48,6 +51,11 @@ type root struct {
 	Namespace   namespaceCmd   `cmd:"" help:"Show or set the namespace of the current context (the book's kubectl namespace)."`
 	APIVersions apiVersionsCmd `cmd:"" name:"api-versions" help:"Print the supported API versions on the server."`
 	ClusterInfo clusterInfoCmd `cmd:"" name:"cluster-info" help:"Display the addresses of the master and cluster services."`
+
+	Apply      applyCmd      `cmd:"" help:"Apply a configuration to resources from a file, directory or stdin (kubectl apply -f)."`
+	Proxy      proxyCmd      `cmd:"" help:"Run a proxy to the API server that adds the kubeconfig's credentials (kubectl proxy)."`
+	Completion completionCmd `cmd:"" help:"Print a shell completion script for bash, zsh or fish."`
+	Complete   completeCmd   `cmd:"" name:"__complete" hidden:"" help:"Print completions for a partial command line (used by the completion scripts)."`
 }
 
 // Run parses args (args[0] is the program name) and runs the chosen command. It

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"time"
 
@@ -27,6 +28,28 @@ type Agent struct {
 	KubeAPIBurst              int           `name:"kube-api-burst" default:"2000" help:"Burst of requests above --kube-api-qps."`
 	Workers                   int           `name:"workers" default:"32" help:"Concurrent writers of node and pod status."`
 	StatsInterval             time.Duration `name:"stats-interval" default:"1m" help:"How often to log the agent's counters; 0 for never."`
+
+	// The Docker agent (no --simulate).
+	NodeName                      string        `name:"node-name" aliases:"hostname-override" help:"Name of this node (default: the hostname)."`
+	NodeIP                        string        `name:"node-ip" help:"IP address the node reports and the API server reaches it at (default: the first non-loopback IPv4 address)."`
+	Address                       string        `name:"address" default:"0.0.0.0" help:"IP address of the agent's server (logs, exec, port-forward, stats)."`
+	Port                          int           `name:"port" default:"10250" help:"Port of the agent's server; 0 picks a free one."`
+	PodInfraContainerImage        string        `name:"pod-infra-container-image" default:"kubeactor/pause:latest" help:"Image of each pod's infra container, which holds its network namespace (make images builds it)."`
+	RootDir                       string        `name:"root-dir" help:"Directory for pod volumes (default: ~/.kubeactor/agent)."`
+	SyncFrequency                 time.Duration `name:"sync-frequency" default:"10s" help:"Longest time between two syncs of a pod."`
+	MaxDeadContainersPerContainer int           `name:"maximum-dead-containers-per-container" default:"2" help:"Dead instances kept of each container."`
+	MaxDeadContainers             int           `name:"maximum-dead-containers" default:"100" help:"Dead containers kept in all; negative for no limit."`
+	PodManifestPath               string        `name:"pod-manifest-path" aliases:"config" help:"File or directory of static pod manifests (the book's --config)."`
+	FileCheckFrequency            time.Duration `name:"file-check-frequency" default:"20s" help:"How often --pod-manifest-path is read."`
+	ClusterDNS                    string        `name:"cluster-dns" help:"Nameserver put in the resolv.conf of pods with dnsPolicy ClusterFirst."`
+	ClusterDomain                 string        `name:"cluster-domain" default:"cluster.local" help:"Domain of the cluster's DNS names (the search list of ClusterFirst pods)."`
+	MinimumContainerTTL           time.Duration `name:"minimum-container-ttl-duration" default:"1m" help:"How long a dead container is kept at least before it may be collected."`
+	GCPeriod                      time.Duration `name:"gc-period" default:"1m" hidden:"" help:"How often dead containers are collected."`
+	ProxyMode                     string        `name:"proxy-mode" default:"iptables" enum:"iptables,userspace,none" help:"The service proxy the agent runs: iptables (the kernel DNATs cluster IPs and NodePorts to endpoints), userspace (the book's proxy sockets) or none."`
+	NetworkPlugin                 string        `name:"network-plugin" default:"docker" enum:"docker,bridge" help:"Pod networking: docker (the engine's bridge) or bridge (the agent's own bridge for the node's pod CIDR, with direct routes to the other nodes)."`
+	BridgeName                    string        `name:"bridge-name" default:"kbr0" help:"The bridge of --network-plugin=bridge."`
+	ClusterCIDR                   string        `name:"cluster-cidr" default:"10.244.0.0/16" help:"The pods' address range; with --network-plugin=bridge, pod traffic leaving it is masqueraded."`
+	DockerNetwork                 string        `name:"docker-network" help:"Docker network the pods' infra containers join (default: Docker's bridge)."`
 }
 
 // Validate reports the first invalid setting.
@@ -61,6 +84,54 @@ func (a *Agent) Validate() error {
 	}
 	if a.Workers < 1 || a.Workers > 1024 {
 		return fmt.Errorf("--workers %d: must be between 1 and 1024", a.Workers)
+	}
+	if a.NodeName != "" {
+		if errs := validation.IsDNS1123Subdomain(a.NodeName); len(errs) > 0 {
+			return fmt.Errorf("--node-name %q: %s", a.NodeName, errs[0])
+		}
+	}
+	if a.NodeIP != "" {
+		if ip, err := netip.ParseAddr(a.NodeIP); err != nil || !ip.Is4() {
+			return fmt.Errorf("--node-ip %q: want an IPv4 address", a.NodeIP)
+		}
+	}
+	if ip, err := netip.ParseAddr(a.Address); err != nil || !ip.Is4() {
+		return fmt.Errorf("--address %q: want an IPv4 address", a.Address)
+	}
+	if a.Port < 0 || a.Port > 65535 {
+		return fmt.Errorf("--port %d: must be between 0 and 65535", a.Port)
+	}
+	if a.PodInfraContainerImage == "" {
+		return fmt.Errorf("--pod-infra-container-image: must not be empty")
+	}
+	if a.SyncFrequency < 100*time.Millisecond {
+		return fmt.Errorf("--sync-frequency %s: must be at least 100ms", a.SyncFrequency)
+	}
+	if a.MaxDeadContainersPerContainer < 0 {
+		return fmt.Errorf("--maximum-dead-containers-per-container %d: must not be negative", a.MaxDeadContainersPerContainer)
+	}
+	if a.MinimumContainerTTL < 0 {
+		return fmt.Errorf("--minimum-container-ttl-duration %s: must not be negative", a.MinimumContainerTTL)
+	}
+	if a.GCPeriod < 100*time.Millisecond {
+		return fmt.Errorf("--gc-period %s: must be at least 100ms", a.GCPeriod)
+	}
+	if a.FileCheckFrequency < 100*time.Millisecond {
+		return fmt.Errorf("--file-check-frequency %s: must be at least 100ms", a.FileCheckFrequency)
+	}
+	if _, err := netip.ParsePrefix(a.ClusterCIDR); err != nil {
+		return fmt.Errorf("--cluster-cidr %q: %v", a.ClusterCIDR, err)
+	}
+	if len(a.BridgeName) == 0 || len(a.BridgeName) > 15 {
+		return fmt.Errorf("--bridge-name %q: must be 1 to 15 characters", a.BridgeName)
+	}
+	if a.ClusterDNS != "" {
+		if ip, err := netip.ParseAddr(a.ClusterDNS); err != nil || !ip.Is4() {
+			return fmt.Errorf("--cluster-dns %q: want an IPv4 address", a.ClusterDNS)
+		}
+	}
+	if errs := validation.IsDNS1123Subdomain(a.ClusterDomain); len(errs) > 0 {
+		return fmt.Errorf("--cluster-domain %q: %s", a.ClusterDomain, errs[0])
 	}
 	if a.StatsInterval < 0 {
 		return fmt.Errorf("--stats-interval %s: must not be negative", a.StatsInterval)

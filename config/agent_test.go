@@ -10,7 +10,9 @@ func validAgent() Agent {
 	return Agent{
 		Server: "http://127.0.0.1:8080", Simulate: 3, NamePrefix: "sim", NodeStatusUpdateFrequency: 10 * time.Second,
 		CapacityCPU: "4", CapacityMemory: "16Gi", MaxPods: 110, KubeAPIQPS: 1000, KubeAPIBurst: 2000, Workers: 32,
-		StatsInterval: time.Minute,
+		StatsInterval: time.Minute, Address: "0.0.0.0", Port: 10250, PodInfraContainerImage: "kubeactor/pause:latest",
+		SyncFrequency: 10 * time.Second, MaxDeadContainersPerContainer: 2, MaxDeadContainers: 100,
+		FileCheckFrequency: 20 * time.Second, ClusterDomain: "cluster.local", GCPeriod: time.Minute, NetworkPlugin: "docker", ProxyMode: "iptables", BridgeName: "kbr0", ClusterCIDR: "10.244.0.0/16",
 	}
 }
 
@@ -37,6 +39,22 @@ func TestAgentValidate(t *testing.T) {
 		{"no pods", func(a *Agent) { a.MaxPods = 0 }, "--max-pods"},
 		{"burst with qps", func(a *Agent) { a.KubeAPIBurst = 0 }, "--kube-api-burst"},
 		{"no workers", func(a *Agent) { a.Workers = 0 }, "--workers"},
+		{"node name", func(a *Agent) { a.NodeName = "node-1.example" }, ""},
+		{"bad node name", func(a *Agent) { a.NodeName = "Node_1" }, "--node-name"},
+		{"bad node ip", func(a *Agent) { a.NodeIP = "10.0.0" }, "--node-ip"},
+		{"bad address", func(a *Agent) { a.Address = "localhost" }, "--address"},
+		{"port too big", func(a *Agent) { a.Port = 70000 }, "--port"},
+		{"free port", func(a *Agent) { a.Port = 0 }, ""},
+		{"no pause image", func(a *Agent) { a.PodInfraContainerImage = "" }, "--pod-infra-container-image"},
+		{"sync too often", func(a *Agent) { a.SyncFrequency = time.Millisecond }, "--sync-frequency"},
+		{"negative dead per container", func(a *Agent) { a.MaxDeadContainersPerContainer = -1 }, "--maximum-dead-containers-per-container"},
+		{"unlimited dead", func(a *Agent) { a.MaxDeadContainers = -1 }, ""},
+		{"file check too often", func(a *Agent) { a.FileCheckFrequency = 0 }, "--file-check-frequency"},
+		{"cluster dns", func(a *Agent) { a.ClusterDNS = "10.254.0.10" }, ""},
+		{"bad cluster dns", func(a *Agent) { a.ClusterDNS = "dns" }, "--cluster-dns"},
+		{"bad cluster domain", func(a *Agent) { a.ClusterDomain = "Cluster_Local" }, "--cluster-domain"},
+		{"bad cluster cidr", func(a *Agent) { a.ClusterCIDR = "10.244.0.0" }, "--cluster-cidr"},
+		{"long bridge name", func(a *Agent) { a.BridgeName = "a-very-long-bridge" }, "--bridge-name"},
 		{"negative stats interval", func(a *Agent) { a.StatsInterval = -time.Second }, "--stats-interval"},
 	}
 	for _, tt := range tests {

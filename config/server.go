@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 )
 
@@ -40,6 +43,14 @@ type Server struct {
 	GCPercent              int           `name:"gc-percent" default:"400" help:"Go GC target percentage (GOGC) for the server; the stored objects are a large, steady live heap, so collecting less often saves CPU at the price of memory. The GOGC environment variable wins when set."`
 	PolicyConfigFile       string        `name:"policy-config-file" help:"Scheduler policy file (JSON: predicates and weighted priorities, as v1.0's); default: the default provider."`
 	SchedulerShards        int           `name:"scheduler-shards" default:"0" help:"Shard actors bidding nodes in parallel (0: one per CPU)."`
+	// Cluster DNS, served by the server itself (gateway/dns), and pod CIDRs.
+	ClusterDNS        string `name:"cluster-dns" default:"10.254.0.10" help:"Cluster IP of the kube-system/kube-dns service; must be in --service-cluster-ip-range."`
+	ClusterDomain     string `name:"cluster-domain" default:"cluster.local" help:"Domain of the cluster's DNS names (<svc>.<ns>.svc.<domain>)."`
+	DNSBindAddress    string `name:"dns-bind-address" help:"IP address the DNS server listens on, UDP and TCP (default: --insecure-bind-address)."`
+	DNSPort           int    `name:"dns-port" default:"53" help:"Port of the DNS server (0 disables it and the kube-dns service)."`
+	AllocateNodeCIDRs bool   `name:"allocate-node-cidrs" default:"true" negatable:"" help:"Give each node without a spec.podCIDR a subnet of --cluster-cidr."`
+	ClusterCIDR       string `name:"cluster-cidr" default:"10.244.0.0/16" help:"CIDR from which the nodes' pod CIDRs are allocated."`
+	NodeCIDRMaskSize  int    `name:"node-cidr-mask-size" default:"24" help:"Prefix length of each node's pod CIDR."`
 	// SchedulerPolicy is the content of PolicyConfigFile, read and checked by Validate.
 	SchedulerPolicy []byte `kong:"-"`
 }
@@ -93,6 +104,14 @@ func (s *Server) Validate() error {
 	if s.AdvertiseAddress != "" && net.ParseIP(s.AdvertiseAddress) == nil {
 		return fmt.Errorf("--advertise-address %q: not an IP address", s.AdvertiseAddress)
 	}
+	if err := s.validateDNS(); err != nil {
+		return err
+	}
+	if s.AllocateNodeCIDRs {
+		if _, err := s.PodCIDRs(); err != nil {
+			return err
+		}
+	}
 	if s.GCPercent < 10 {
 		return fmt.Errorf("--gc-percent %d: must be at least 10", s.GCPercent)
 	}
@@ -140,4 +159,67 @@ func (s *Server) NodePortRange() (base, size int, err error) {
 		return 0, 0, fmt.Errorf("--service-node-port-range %q: must be min-max, from 1 to 65535", s.ServiceNodePortRange)
 	}
 	return a, b - a + 1, nil
+}
+
+// validateDNS checks the DNS flags and fills --dns-bind-address's default; it
+// normalises --cluster-domain (lower case, no trailing dot).
+func (s *Server) validateDNS() error {
+	if s.DNSPort < 0 || s.DNSPort > 65535 {
+		return fmt.Errorf("--dns-port %d: must be between 0 and 65535", s.DNSPort)
+	}
+	if s.DNSBindAddress == "" {
+		s.DNSBindAddress = s.InsecureBindAddress
+	}
+	if net.ParseIP(s.DNSBindAddress) == nil {
+		return fmt.Errorf("--dns-bind-address %q: not an IP address", s.DNSBindAddress)
+	}
+	s.ClusterDomain = strings.ToLower(strings.TrimSuffix(s.ClusterDomain, "."))
+	if errs := validation.IsDNS1123Subdomain(s.ClusterDomain); len(errs) > 0 {
+		return fmt.Errorf("--cluster-domain %q: %s", s.ClusterDomain, strings.Join(errs, "; "))
+	}
+	_, err := s.ClusterDNSAddress()
+	return err
+}
+
+// ClusterDNSAddress parses --cluster-dns: an address of --service-cluster-ip-range that
+// can be a service's (not the network, broadcast or kubernetes service address).
+func (s *Server) ClusterDNSAddress() (netip.Addr, error) {
+	r, err := s.ClusterIPRange()
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	ip, err := netip.ParseAddr(s.ClusterDNS)
+	if err != nil || !ip.Is4() {
+		return netip.Addr{}, fmt.Errorf("--cluster-dns %q: not an IPv4 address", s.ClusterDNS)
+	}
+	first := r.Addr().Next() // the kubernetes service's
+	b := r.Addr().As4()
+	v := (uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])) | (1<<(32-r.Bits()) - 1)
+	last := netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}) // broadcast
+	if !r.Contains(ip) || ip == r.Addr() || ip == first || ip == last {
+		return netip.Addr{}, fmt.Errorf("--cluster-dns %s: must be a usable address of --service-cluster-ip-range %s other than %s (the kubernetes service's)", ip, r, first)
+	}
+	return ip, nil
+}
+
+// DNSAddress is the host:port the DNS server listens on (UDP and TCP).
+func (s *Server) DNSAddress() string {
+	return net.JoinHostPort(s.DNSBindAddress, strconv.Itoa(s.DNSPort))
+}
+
+// PodCIDRs parses --cluster-cidr and --node-cidr-mask-size. The cluster CIDR may not
+// overlap the service cluster IP range.
+func (s *Server) PodCIDRs() (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s.ClusterCIDR)
+	if err != nil || !p.Addr().Is4() {
+		return netip.Prefix{}, fmt.Errorf("--cluster-cidr %q: must be an IPv4 CIDR", s.ClusterCIDR)
+	}
+	p = p.Masked()
+	if _, err := node.NewCIDRs(p, s.NodeCIDRMaskSize); err != nil {
+		return netip.Prefix{}, fmt.Errorf("--cluster-cidr %s, --node-cidr-mask-size %d: %w", p, s.NodeCIDRMaskSize, err)
+	}
+	if r, err := s.ClusterIPRange(); err == nil && r.Overlaps(p) {
+		return netip.Prefix{}, fmt.Errorf("--cluster-cidr %s: overlaps --service-cluster-ip-range %s", p, r)
+	}
+	return p, nil
 }

@@ -76,6 +76,9 @@ func New(o Options) (*Client, error) {
 // NewForClientset wraps an existing clientset (for tests and embedders).
 func NewForClientset(cs kubernetes.Interface) *Client { return &Client{cs: cs} }
 
+// Clientset is the underlying client, for the calls this package does not wrap.
+func (c *Client) Clientset() kubernetes.Interface { return c.cs }
+
 // RegisterNode creates node. If a node of that name exists already, it is kept and
 // returned as the server holds it: a restarted agent takes its node back.
 func (c *Client) RegisterNode(ctx context.Context, node *corev1.Node) (*corev1.Node, error) {

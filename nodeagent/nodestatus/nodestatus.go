@@ -24,6 +24,7 @@ type Info struct {
 	PodCIDR    string              // asked for at registration; "" leaves it to the server
 	Capacity   corev1.ResourceList // cpu, memory, pods
 	System     corev1.NodeSystemInfo
+	DaemonPort int32 // port of the agent's server (logs, exec, stats); 0 for none
 }
 
 // Registration is the Node an agent creates for itself: labelled with its hostname,
@@ -85,5 +86,8 @@ func Status(prev corev1.NodeStatus, info Info, now time.Time) corev1.NodeStatus 
 		Addresses:   addrs,
 		NodeInfo:    info.System,
 		Images:      prev.Images,
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{
+			KubeletEndpoint: corev1.DaemonEndpoint{Port: info.DaemonPort},
+		},
 	}
 }

@@ -1,0 +1,71 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeactor/kubeactor/nodeagent/runtime"
+)
+
+// pullState is the image pull back-off of one container.
+type pullState struct {
+	delay time.Duration
+	until time.Time
+}
+
+const (
+	pullBackoffInitial = 10 * time.Second
+	pullBackoffMax     = 5 * time.Minute
+)
+
+// ensureImage makes c's image available as its pull policy asks. It returns nil when
+// the container can be created, else its waiting state and when to try again.
+//
+// There is no registry on a machine without one: with policy Always, a failed pull
+// falls back to the local image when there is one, so locally built images work
+// with the defaults of the book's files.
+func (a *Agent) ensureImage(ctx context.Context, w *worker, pod *corev1.Pod, c *corev1.Container) (*corev1.ContainerStateWaiting, time.Duration) {
+	st := &w.st
+	_, err := a.rt.InspectImage(ctx, c.Image)
+	present := err == nil
+	if err != nil && !runtime.IsNotFound(err) {
+		return &corev1.ContainerStateWaiting{Reason: "ErrImageInspect", Message: err.Error()}, retrySoon
+	}
+	policy := c.ImagePullPolicy
+	switch {
+	case policy == corev1.PullNever && !present:
+		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+		a.rec.Eventf(pod, corev1.EventTypeWarning, "ErrImageNeverPull", "%s", msg)
+		return &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: msg}, 10 * time.Second
+	case present && policy != corev1.PullAlways:
+		a.rec.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
+		return nil, 0
+	}
+	now := a.now()
+	if b, ok := st.pullBackoff[c.Name]; ok && now.Before(b.until) && !present {
+		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		a.rec.Eventf(pod, corev1.EventTypeNormal, "BackOff", "%s", msg)
+		return &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: msg}, b.until.Sub(now)
+	}
+	a.rec.Eventf(pod, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	if err := a.rt.PullImage(ctx, c.Image); err != nil {
+		if present {
+			a.rec.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine (pulling it failed: %v)", c.Image, err)
+			return nil, 0
+		}
+		b := st.pullBackoff[c.Name]
+		b.delay = min(max(2*b.delay, pullBackoffInitial), pullBackoffMax)
+		b.until = now.Add(b.delay)
+		st.pullBackoff[c.Name] = b
+		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
+		a.rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "%s", msg)
+		a.rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: ErrImagePull")
+		return &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: msg}, b.delay
+	}
+	delete(st.pullBackoff, c.Name)
+	a.rec.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q", c.Image)
+	return nil, 0
+}

@@ -1,0 +1,269 @@
+package kubelet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/yaml"
+)
+
+// Annotations of static and mirror pods (the v1.0 kubelet's).
+const (
+	annotationSource = "kubernetes.io/config.source"
+	annotationHash   = "kubernetes.io/config.hash"
+	annotationMirror = "kubernetes.io/config.mirror"
+	sourceFile       = "file"
+)
+
+func isMirror(pod *corev1.Pod) bool {
+	_, ok := pod.Annotations[annotationMirror]
+	return ok
+}
+
+// staticPods runs the pods of --pod-manifest-path, re-reading it every
+// FileCheckFrequency, and keeps a mirror pod of each on the API server.
+func (a *Agent) staticPods(ctx context.Context) {
+	t := time.NewTicker(a.cfg.FileCheckFrequency)
+	defer t.Stop()
+	running := map[types.UID]*corev1.Pod{}
+	for {
+		pods, err := readManifests(a.cfg.ManifestPath, a.cfg.NodeName)
+		if err != nil {
+			a.log.WithError(err).Warn("reading static pod manifests")
+		}
+		seen := map[types.UID]bool{}
+		for _, p := range pods {
+			seen[p.UID] = true
+			running[p.UID] = p
+			a.send(ctx, p, true)
+			a.ensureMirror(ctx, p)
+		}
+		for uid, p := range running {
+			if seen[uid] {
+				continue
+			}
+			delete(running, uid)
+			a.mu.Lock()
+			w := a.workers[uid]
+			a.mu.Unlock()
+			if w != nil {
+				w.gone.Store(true)
+				w.wake()
+			}
+			if m := a.mirrorOf(p); m != nil {
+				_ = a.api.DeletePod(ctx, m.Namespace, m.Name, m.UID)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.mirrorKick():
+		}
+	}
+}
+
+// readManifests reads the static pods of a file or a directory (*.yaml, *.yml,
+// *.json). Each is named <name>-<node>, bound to node, and given a uid derived
+// from its content, so an unchanged file is the same pod after a restart.
+func readManifests(path, node string) ([]*corev1.Pod, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	files := []string{path}
+	if fi.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, err
+		}
+		files = files[:0]
+		for _, e := range entries {
+			ext := strings.ToLower(filepath.Ext(e.Name()))
+			if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && (ext == ".yaml" || ext == ".yml" || ext == ".json") {
+				files = append(files, filepath.Join(path, e.Name()))
+			}
+		}
+		sort.Strings(files)
+	}
+	var out []*corev1.Pod
+	var errs []string
+	for _, f := range files {
+		p, err := readManifest(f, node)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return out, nil
+}
+
+func readManifest(file, node string) (*corev1.Pod, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var pod corev1.Pod
+	if err := yaml.UnmarshalStrict(b, &pod); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if pod.Kind != "" && pod.Kind != "Pod" {
+		return nil, fmt.Errorf("%s: kind %s is not a Pod", file, pod.Kind)
+	}
+	if pod.Name == "" || len(pod.Spec.Containers) == 0 {
+		return nil, fmt.Errorf("%s: a static pod needs a name and at least one container", file)
+	}
+	sum := sha256.Sum256(append(append([]byte{}, b...), node...))
+	hash := hex.EncodeToString(sum[:])
+	pod.Name = pod.Name + "-" + node
+	if pod.Namespace == "" {
+		pod.Namespace = metav1.NamespaceDefault
+	}
+	pod.UID = types.UID(fmt.Sprintf("%s-%s-%s-%s-%s", hash[0:8], hash[8:12], hash[12:16], hash[16:20], hash[20:32]))
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[annotationSource] = sourceFile
+	pod.Annotations[annotationHash] = hash[:16]
+	pod.Spec.NodeName = node
+	defaultStaticPod(&pod)
+	return &pod, nil
+}
+
+// defaultStaticPod fills in what the API server would default.
+func defaultStaticPod(pod *corev1.Pod) {
+	s := &pod.Spec
+	if s.RestartPolicy == "" {
+		s.RestartPolicy = corev1.RestartPolicyAlways
+	}
+	if s.DNSPolicy == "" {
+		s.DNSPolicy = corev1.DNSClusterFirst
+	}
+	if s.TerminationGracePeriodSeconds == nil {
+		g := int64(30)
+		s.TerminationGracePeriodSeconds = &g
+	}
+	for i := range s.Containers {
+		c := &s.Containers[i]
+		if c.ImagePullPolicy == "" {
+			c.ImagePullPolicy = corev1.PullIfNotPresent
+			if tag := imageTag(c.Image); tag == "" || tag == "latest" {
+				c.ImagePullPolicy = corev1.PullAlways
+			}
+		}
+		if c.TerminationMessagePath == "" {
+			c.TerminationMessagePath = corev1.TerminationMessagePathDefault
+		}
+		if c.TerminationMessagePolicy == "" {
+			c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
+		}
+		for j := range c.Ports {
+			if c.Ports[j].Protocol == "" {
+				c.Ports[j].Protocol = corev1.ProtocolTCP
+			}
+		}
+	}
+}
+
+// imageTag is the tag of an image reference ("" when it has none or a digest).
+func imageTag(ref string) string {
+	if strings.Contains(ref, "@") {
+		return "digest"
+	}
+	slash := strings.LastIndex(ref, "/")
+	if i := strings.LastIndex(ref, ":"); i > slash {
+		return ref[i+1:]
+	}
+	return ""
+}
+
+// mirrorSeen records a mirror pod from the watch; one marked for deletion is
+// deleted for good and then re-created (deleting a mirror pod does not stop its
+// static pod).
+func (a *Agent) mirrorSeen(pod *corev1.Pod) {
+	a.mu.Lock()
+	if a.mirrors == nil {
+		a.mirrors = map[string]*corev1.Pod{}
+	}
+	a.mirrors[pod.Namespace+"/"+pod.Name] = pod
+	a.mu.Unlock()
+	if pod.DeletionTimestamp != nil {
+		go func() {
+			_ = a.api.DeletePod(context.Background(), pod.Namespace, pod.Name, pod.UID)
+		}()
+	}
+}
+
+func (a *Agent) mirrorGone(pod *corev1.Pod) {
+	a.mu.Lock()
+	if m := a.mirrors[pod.Namespace+"/"+pod.Name]; m != nil && m.UID == pod.UID {
+		delete(a.mirrors, pod.Namespace+"/"+pod.Name)
+	}
+	a.mu.Unlock()
+	select {
+	case a.mirrorCh <- struct{}{}:
+	default:
+	}
+}
+
+func (a *Agent) mirrorKick() <-chan struct{} { return a.mirrorCh }
+
+// mirrorOf is the mirror pod of a static pod, if the server has one.
+func (a *Agent) mirrorOf(pod *corev1.Pod) *corev1.Pod {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m := a.mirrors[pod.Namespace+"/"+pod.Name]
+	if m == nil || m.Annotations[annotationMirror] != pod.Annotations[annotationHash] || m.DeletionTimestamp != nil {
+		return nil
+	}
+	return m
+}
+
+// ensureMirror creates the mirror pod of a static pod unless it exists; a mirror of
+// an older version of the manifest is replaced.
+func (a *Agent) ensureMirror(ctx context.Context, pod *corev1.Pod) {
+	a.mu.Lock()
+	m := a.mirrors[pod.Namespace+"/"+pod.Name]
+	a.mu.Unlock()
+	if m != nil && m.Annotations[annotationMirror] == pod.Annotations[annotationHash] {
+		return
+	}
+	if m != nil {
+		_ = a.api.DeletePod(ctx, m.Namespace, m.Name, m.UID)
+		return // re-created when the deletion is seen
+	}
+	mirror := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        pod.Name,
+			Namespace:   pod.Namespace,
+			Labels:      pod.Labels,
+			Annotations: map[string]string{},
+		},
+		Spec: *pod.Spec.DeepCopy(),
+	}
+	for k, v := range pod.Annotations {
+		mirror.Annotations[k] = v
+	}
+	mirror.Annotations[annotationMirror] = pod.Annotations[annotationHash]
+	created, err := a.cs.CoreV1().Pods(pod.Namespace).Create(ctx, mirror, metav1.CreateOptions{})
+	if err != nil {
+		a.log.WithError(err).WithField("pod", pod.Namespace+"/"+pod.Name).Warn("creating the mirror pod")
+		return
+	}
+	a.mirrorSeen(created)
+	a.kick(pod.UID)
+}

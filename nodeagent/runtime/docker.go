@@ -1,0 +1,374 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
+	"github.com/docker/docker/pkg/stdcopy"
+)
+
+// Docker is the Runtime backed by the local Docker engine (DOCKER_HOST or the
+// default unix socket). It is safe for concurrent use.
+type Docker struct {
+	cli *client.Client
+}
+
+var _ Runtime = (*Docker)(nil)
+
+// NewDocker connects lazily to the engine named by the environment, negotiating
+// the API version on first use.
+func NewDocker() (*Docker, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	return &Docker{cli: cli}, nil
+}
+
+// Close releases the client's connections.
+func (d *Docker) Close() error { return d.cli.Close() }
+
+// notFoundAs turns Docker's "no such container/image" into NotFound(what).
+func notFoundAs(what string, err error) error {
+	if cerrdefs.IsNotFound(err) {
+		return NotFound(what)
+	}
+	return err
+}
+
+// Info reports the engine's version and the machine's.
+func (d *Docker) Info(ctx context.Context) (Info, error) {
+	v, err := d.cli.ServerVersion(ctx)
+	if err != nil {
+		return Info{}, fmt.Errorf("docker version: %w", err)
+	}
+	i, err := d.cli.Info(ctx)
+	if err != nil {
+		return Info{}, fmt.Errorf("docker info: %w", err)
+	}
+	kernel := v.KernelVersion
+	if kernel == "" {
+		kernel = i.KernelVersion
+	}
+	return Info{
+		Version:         v.Version,
+		APIVersion:      v.APIVersion,
+		KernelVersion:   kernel,
+		OperatingSystem: i.OperatingSystem,
+		NCPU:            i.NCPU,
+		MemTotal:        i.MemTotal,
+		ID:              i.ID,
+	}, nil
+}
+
+// ListContainers lists every container, running or not, that carries all labels.
+func (d *Docker) ListContainers(ctx context.Context, labels map[string]string) ([]Container, error) {
+	f := filters.NewArgs()
+	for k, v := range labels {
+		f.Add("label", k+"="+v)
+	}
+	list, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	out := make([]Container, 0, len(list))
+	for _, s := range list {
+		out = append(out, fromSummary(s))
+	}
+	return out, nil
+}
+
+// InspectContainer returns the container's full state.
+func (d *Docker) InspectContainer(ctx context.Context, id string) (Container, error) {
+	r, err := d.cli.ContainerInspect(ctx, id)
+	if err != nil {
+		return Container{}, fmt.Errorf("inspect container %s: %w", id, notFoundAs("container "+id, err))
+	}
+	return fromInspect(r), nil
+}
+
+// CreateContainer creates (does not start) a container; see dockerCreateSpec for
+// how the config maps. A missing image is an IsNotFound error.
+func (d *Docker) CreateContainer(ctx context.Context, cfg ContainerConfig) (string, error) {
+	spec, err := dockerCreateSpec(cfg)
+	if err != nil {
+		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
+	}
+	r, err := d.cli.ContainerCreate(ctx, spec.Config, spec.HostConfig, nil, nil, cfg.Name)
+	if err != nil {
+		return "", fmt.Errorf("create container %s: %w", cfg.Name, notFoundAs("image "+cfg.Image, err))
+	}
+	return r.ID, nil
+}
+
+// StartContainer starts a created (or stopped) container.
+func (d *Docker) StartContainer(ctx context.Context, id string) error {
+	if err := d.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		return fmt.Errorf("start container %s: %w", id, notFoundAs("container "+id, err))
+	}
+	return nil
+}
+
+// StopContainer sends the container's stop signal (SIGTERM by default), then
+// SIGKILL once grace (rounded up to whole seconds) has passed. Stopping a stopped
+// container succeeds. ctx must outlive grace.
+func (d *Docker) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	secs := 0
+	if grace > 0 {
+		secs = int(math.Ceil(grace.Seconds()))
+	}
+	if err := d.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs}); err != nil {
+		return fmt.Errorf("stop container %s: %w", id, notFoundAs("container "+id, err))
+	}
+	return nil
+}
+
+// RemoveContainer kills the container if it runs and removes it with its
+// anonymous volumes. A removal already under way counts as done.
+func (d *Docker) RemoveContainer(ctx context.Context, id string) error {
+	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil {
+		if cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress") {
+			return nil
+		}
+		return fmt.Errorf("remove container %s: %w", id, notFoundAs("container "+id, err))
+	}
+	return nil
+}
+
+// InspectImage returns a local image's id.
+func (d *Docker) InspectImage(ctx context.Context, ref string) (string, error) {
+	r, err := d.cli.ImageInspect(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("inspect image %s: %w", ref, notFoundAs("image "+ref, err))
+	}
+	return r.ID, nil
+}
+
+// PullImage pulls ref and reads the engine's progress stream to its end: the
+// engine reports a failed pull inside the stream, not as the request's status.
+func (d *Docker) PullImage(ctx context.Context, ref string) error {
+	rc, err := d.cli.ImagePull(ctx, ref, image.PullOptions{})
+	if err != nil {
+		return fmt.Errorf("pull image %s: %w", ref, err)
+	}
+	defer rc.Close()
+	if err := pullStreamError(rc); err != nil {
+		return fmt.Errorf("pull image %s: %w", ref, err)
+	}
+	return nil
+}
+
+// pullStreamError reads a pull's JSON progress stream and returns the error it
+// reports, if any.
+func pullStreamError(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	for {
+		var m jsonmessage.JSONMessage
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read pull progress: %w", err)
+		}
+		if m.Error != nil {
+			return errors.New(m.Error.Message)
+		}
+	}
+}
+
+// Logs copies the container's output, split into stdout and stderr unless the
+// container has a terminal (then everything goes to stdout). A nil writer
+// discards. When ctx ends while following, Logs returns nil.
+func (d *Docker) Logs(ctx context.Context, id string, opts LogOptions, stdout, stderr io.Writer) error {
+	r, err := d.cli.ContainerInspect(ctx, id)
+	if err != nil {
+		return fmt.Errorf("logs of %s: %w", id, notFoundAs("container "+id, err))
+	}
+	tty := r.Config != nil && r.Config.Tty
+	rc, err := d.cli.ContainerLogs(ctx, id, container.LogsOptions{
+		ShowStdout: true,
+		ShowStderr: true,
+		Follow:     opts.Follow,
+		Tail:       dockerTail(opts.Tail),
+		Timestamps: opts.Timestamps,
+		Since:      dockerSince(opts.Since),
+	})
+	if err != nil {
+		return fmt.Errorf("logs of %s: %w", id, notFoundAs("container "+id, err))
+	}
+	defer rc.Close()
+	if err := copyOutput(tty, orDiscard(stdout), orDiscard(stderr), rc); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("logs of %s: %w", id, err)
+	}
+	return nil
+}
+
+// copyOutput copies an attach or log stream: raw with a terminal, otherwise
+// Docker's multiplexed frames split into the two writers.
+func copyOutput(tty bool, stdout, stderr io.Writer, r io.Reader) error {
+	var err error
+	if tty {
+		_, err = io.Copy(stdout, r)
+	} else {
+		_, err = stdcopy.StdCopy(stdout, stderr, r)
+	}
+	return err
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// Exec runs a command in a running container, streaming its input and output,
+// and returns its exit code. The stdin copy ends when opts.Stdin does; Exec does
+// not wait for it once the command's output has ended.
+func (d *Docker) Exec(ctx context.Context, id string, opts ExecOptions) (int, error) {
+	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
+		Cmd:          opts.Cmd,
+		Tty:          opts.TTY,
+		AttachStdin:  opts.Stdin != nil,
+		AttachStdout: true,
+		AttachStderr: true,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("exec in %s: %w", id, notFoundAs("container "+id, err))
+	}
+	execID := created.ID
+	hj, err := d.cli.ContainerExecAttach(ctx, execID, container.ExecAttachOptions{Tty: opts.TTY})
+	if err != nil {
+		return 0, fmt.Errorf("exec in %s: attach: %w", id, err)
+	}
+	defer hj.Close()
+
+	done := make(chan struct{})
+	defer close(done)
+	// Unblock the output copy when ctx ends.
+	go func() {
+		select {
+		case <-ctx.Done():
+			hj.Close()
+		case <-done:
+		}
+	}()
+	if opts.Stdin != nil {
+		go func() {
+			_, _ = io.Copy(hj.Conn, opts.Stdin)
+			_ = hj.CloseWrite()
+		}()
+	}
+	if opts.TTY && opts.Resize != nil {
+		go d.forwardResizes(ctx, execID, opts.Resize, done)
+	}
+
+	if err := copyOutput(opts.TTY, orDiscard(opts.Stdout), orDiscard(opts.Stderr), hj.Reader); err != nil && ctx.Err() == nil {
+		return 0, fmt.Errorf("exec in %s: output: %w", id, err)
+	}
+	return d.execExitCode(ctx, execID)
+}
+
+// forwardResizes applies terminal size changes until the channel closes or the
+// exec ends. A failed resize (the process may just have exited) is not fatal.
+func (d *Docker) forwardResizes(ctx context.Context, execID string, sizes <-chan TermSize, done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case s, ok := <-sizes:
+			if !ok {
+				return
+			}
+			_ = d.cli.ContainerExecResize(ctx, execID, container.ResizeOptions{Height: uint(s.Height), Width: uint(s.Width)})
+		}
+	}
+}
+
+// execExitCode waits for the engine to record the exec's end: its output stream
+// can close a moment before the engine marks it stopped.
+func (d *Docker) execExitCode(ctx context.Context, execID string) (int, error) {
+	wait := 5 * time.Millisecond
+	for {
+		r, err := d.cli.ContainerExecInspect(ctx, execID)
+		if err != nil {
+			return 0, fmt.Errorf("exec %s: inspect: %w", execID, err)
+		}
+		if !r.Running {
+			return r.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("exec %s: %w", execID, ctx.Err())
+		case <-time.After(wait):
+		}
+		if wait < 200*time.Millisecond {
+			wait *= 2
+		}
+	}
+}
+
+// Stats takes one sample of the container's usage without waiting for a second
+// one (the engine's one-shot mode).
+func (d *Docker) Stats(ctx context.Context, id string) (Stats, error) {
+	r, err := d.cli.ContainerStatsOneShot(ctx, id)
+	if err != nil {
+		return Stats{}, fmt.Errorf("stats of %s: %w", id, notFoundAs("container "+id, err))
+	}
+	defer r.Body.Close()
+	var s container.StatsResponse
+	if err := json.NewDecoder(r.Body).Decode(&s); err != nil {
+		return Stats{}, fmt.Errorf("stats of %s: decode: %w", id, err)
+	}
+	return fromStats(s), nil
+}
+
+// Events streams container events until ctx ends. The error channel receives one
+// error (ctx's when it ended) and the event channel is then closed.
+func (d *Docker) Events(ctx context.Context) (<-chan Event, <-chan error) {
+	out := make(chan Event, 64)
+	errc := make(chan error, 1)
+	msgs, errs := d.cli.Events(ctx, events.ListOptions{
+		Filters: filters.NewArgs(filters.Arg("type", string(events.ContainerEventType))),
+	})
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case m := <-msgs:
+				select {
+				case out <- fromEvent(m):
+				case <-ctx.Done():
+					errc <- ctx.Err()
+					return
+				}
+			case err := <-errs:
+				if err == nil {
+					err = errors.New("docker events: stream ended")
+				}
+				errc <- fmt.Errorf("docker events: %w", err)
+				return
+			}
+		}
+	}()
+	return out, errc
+}

@@ -1,0 +1,188 @@
+// Package runtime is the node agent's view of a container engine: the operations the
+// pod sync needs, with plain value types. The Docker engine implements it
+// (docker.go); tests use a fake. Nothing above this package sees Docker's types.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// State is a container's life-cycle state as the engine reports it.
+type State string
+
+const (
+	StateCreated State = "created" // created, never started
+	StateRunning State = "running"
+	StateExited  State = "exited" // ran and stopped (or failed to start)
+	StateUnknown State = "unknown"
+)
+
+// Container is one engine container as observed (list or inspect).
+type Container struct {
+	ID      string            // full engine id
+	Name    string            // without Docker's leading "/"
+	Image   string            // the image reference it was created from
+	ImageID string            // the image's content id, "sha256:..."
+	Labels  map[string]string // as created
+	State   State
+	// Set once the container has run.
+	StartedAt  time.Time
+	FinishedAt time.Time
+	CreatedAt  time.Time
+	ExitCode   int
+	OOMKilled  bool
+	Error      string // the engine's start error, if any
+	PID        int    // of the main process while running
+	IP         string // address on the engine's bridge (sandbox containers)
+}
+
+// Running tells whether the container's process is alive.
+func (c Container) Running() bool { return c.State == StateRunning }
+
+// PortBinding publishes a container port on the host (the pod's hostPorts).
+type PortBinding struct {
+	ContainerPort int32
+	HostPort      int32
+	HostIP        string // "" for every address
+	Protocol      string // "tcp" or "udp"
+}
+
+// Mount is a bind mount of a host path into the container.
+type Mount struct {
+	Source   string // host path
+	Target   string // path in the container
+	ReadOnly bool
+}
+
+// ContainerConfig is everything needed to create one container.
+type ContainerConfig struct {
+	Name       string // engine name, e.g. k8s_POD.<hash>_<pod>_<ns>_<uid>_<rand>
+	Image      string
+	Entrypoint []string // overrides the image's entrypoint when set (the pod's command)
+	Cmd        []string // overrides the image's cmd when set (the pod's args)
+	WorkingDir string
+	Env        []string // "NAME=value"
+	Labels     map[string]string
+	Hostname   string
+
+	// NetworkMode is "" or "bridge" (the default network), "none", "host",
+	// "container:<id>" (join the sandbox), or the name of an engine network.
+	NetworkMode string
+	// IPCMode is "" (private), "shareable", or "container:<id>".
+	IPCMode      string
+	PortBindings []PortBinding
+	DNS          []string // nameservers for the container's resolv.conf
+	DNSSearch    []string
+	DNSOptions   []string
+
+	Mounts []Mount
+
+	MemoryLimit int64 // bytes; 0 for none
+	CPUShares   int64 // relative weight, from the cpu request; 0 for the default
+	CPUQuota    int64 // microseconds per CPUPeriod, from the cpu limit; 0 for none
+	CPUPeriod   int64 // microseconds; 0 for the default (100000)
+
+	Privileged bool
+	TTY        bool
+	Stdin      bool
+	StopSignal string // "" for SIGTERM
+}
+
+// LogOptions select what Logs streams.
+type LogOptions struct {
+	Follow     bool
+	Tail       int64 // lines from the end; negative for all
+	Timestamps bool
+	Since      time.Time // zero for the beginning
+}
+
+// TermSize is a terminal size change for an interactive exec.
+type TermSize struct {
+	Width, Height uint16
+}
+
+// ExecOptions describe a command run in a running container.
+type ExecOptions struct {
+	Cmd    []string
+	Stdin  io.Reader // nil for none
+	Stdout io.Writer // nil to discard
+	Stderr io.Writer // nil to discard; ignored with TTY (the terminal merges them)
+	TTY    bool
+	Resize <-chan TermSize // nil unless TTY
+}
+
+// Stats is a point-in-time usage sample of one container.
+type Stats struct {
+	Time             time.Time
+	CPUUsageNanos    uint64 // cumulative CPU time
+	MemoryUsageBytes uint64
+	MemoryLimitBytes uint64
+	RxBytes, TxBytes uint64 // network, summed over interfaces
+}
+
+// Info describes the engine and the machine it runs on.
+type Info struct {
+	Version         string // engine version, e.g. "20.10.24"
+	APIVersion      string
+	KernelVersion   string
+	OperatingSystem string // e.g. "Debian GNU/Linux 12 (bookworm)"
+	NCPU            int
+	MemTotal        int64 // bytes
+	ID              string
+}
+
+// Event is an engine notification that a container changed state.
+type Event struct {
+	ContainerID string
+	Action      string // "start", "die", "oom", "destroy", ...
+	Labels      map[string]string
+}
+
+// Runtime is a container engine. Every method is safe for concurrent use. Errors
+// that mean "no such container" or "no such image" satisfy IsNotFound.
+type Runtime interface {
+	Info(ctx context.Context) (Info, error)
+
+	// ListContainers returns the containers (running or not) carrying every label in
+	// labels.
+	ListContainers(ctx context.Context, labels map[string]string) ([]Container, error)
+	InspectContainer(ctx context.Context, id string) (Container, error)
+	CreateContainer(ctx context.Context, cfg ContainerConfig) (id string, err error)
+	StartContainer(ctx context.Context, id string) error
+	// StopContainer sends the stop signal, then SIGKILL after grace.
+	StopContainer(ctx context.Context, id string, grace time.Duration) error
+	// RemoveContainer removes a stopped container (and kills a running one).
+	RemoveContainer(ctx context.Context, id string) error
+
+	// InspectImage returns the id of a local image, or an IsNotFound error.
+	InspectImage(ctx context.Context, ref string) (id string, err error)
+	// PullImage pulls ref from its registry.
+	PullImage(ctx context.Context, ref string) error
+
+	// Logs writes the container's output; with Follow it returns when ctx ends or
+	// the container stops.
+	Logs(ctx context.Context, id string, opts LogOptions, stdout, stderr io.Writer) error
+	// Exec runs a command in a running container and returns its exit code.
+	Exec(ctx context.Context, id string, opts ExecOptions) (exitCode int, err error)
+	Stats(ctx context.Context, id string) (Stats, error)
+	// Events streams container events until ctx ends; the error channel reports why
+	// the stream stopped.
+	Events(ctx context.Context) (<-chan Event, <-chan error)
+}
+
+// notFound marks errors for missing containers and images.
+type notFound struct{ what string }
+
+func (e notFound) Error() string { return e.what + " not found" }
+
+// NotFound returns an error that satisfies IsNotFound.
+func NotFound(what string) error { return notFound{what} }
+
+// IsNotFound tells whether err says that a container or image does not exist.
+func IsNotFound(err error) bool {
+	var nf notFound
+	return errors.As(err, &nf)
+}
