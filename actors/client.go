@@ -103,7 +103,9 @@ func Start(opts Options) (*System, error) {
 	if len(opts.Resources) == 0 {
 		opts.Resources = DefaultResources
 	}
-	opts.Nodes.withDefaults()
+	if err := opts.Nodes.withDefaults(); err != nil {
+		return nil, fmt.Errorf("actors: %w", err)
+	}
 	if err := opts.Services.withDefaults(); err != nil {
 		return nil, fmt.Errorf("actors: %w", err)
 	}

@@ -17,12 +17,18 @@ type NodeOptions struct {
 	// MonitorPeriod is how often each node is looked at without any event
 	// (--node-monitor-period).
 	MonitorPeriod time.Duration
+	// PodCIDRs configure the allocation of each node's spec.podCIDR (nodecidrs.go);
+	// the zero value allocates none.
+	PodCIDRs PodCIDROptions
 }
 
 // ServiceOptions configure the allocation of service addresses.
 type ServiceOptions struct {
 	ClusterIPRange netip.Prefix      // --service-cluster-ip-range
 	NodePortRange  utilnet.PortRange // --service-node-port-range
+	// ClusterDNS, when valid, is the cluster IP kept for kube-system/kube-dns
+	// (--cluster-dns): no other service is given it.
+	ClusterDNS netip.Addr
 }
 
 // DefaultClusterIPRange is the book's --service-cluster-ip-range.
@@ -30,7 +36,7 @@ var DefaultClusterIPRange = netip.MustParsePrefix("10.254.0.0/16")
 
 // withDefaults fills the zero fields with the Kubernetes 1.0 defaults and checks the
 // ranges.
-func (o *NodeOptions) withDefaults() {
+func (o *NodeOptions) withDefaults() error {
 	d := node.DefaultConfig()
 	if o.MonitorGracePeriod <= 0 {
 		o.MonitorGracePeriod = d.MonitorGracePeriod
@@ -50,6 +56,12 @@ func (o *NodeOptions) withDefaults() {
 	if o.MonitorPeriod <= 0 {
 		o.MonitorPeriod = 5 * time.Second
 	}
+	if o.PodCIDRs.Allocate {
+		if _, err := node.NewCIDRs(o.PodCIDRs.ClusterCIDR, o.PodCIDRs.MaskSize); err != nil {
+			return fmt.Errorf("cluster CIDR: %w", err)
+		}
+	}
+	return nil
 }
 
 func (o *ServiceOptions) withDefaults() error {
@@ -64,6 +76,9 @@ func (o *ServiceOptions) withDefaults() error {
 	}
 	if _, err := service.NewPorts(o.NodePortRange); err != nil {
 		return fmt.Errorf("service node port range: %w", err)
+	}
+	if o.ClusterDNS.IsValid() && !o.ClusterIPRange.Contains(o.ClusterDNS) {
+		return fmt.Errorf("cluster DNS address %s: not in the service cluster IP range %s", o.ClusterDNS, o.ClusterIPRange)
 	}
 	return nil
 }

@@ -26,21 +26,55 @@ func (s *System) EnsureKubernetesService(ctx context.Context, server netip.AddrP
 	}
 	port := int32(server.Port())
 	svc := service.KubernetesService(ips.Kubernetes(), port)
-	key := persistence.Key{Resource: "services", Namespace: service.KubernetesNamespace, Name: service.KubernetesName}
-	err = s.ensure(ctx, key, svc, func(cur runtime.Object) runtime.Object {
+	eps := service.KubernetesEndpoints(server.Addr().Unmap(), port)
+	if err := s.ensureService(ctx, svc, eps); err != nil {
+		return fmt.Errorf("kubernetes service: %w", err)
+	}
+	return nil
+}
+
+// EnsureKubeDNSService creates, or brings up to date, the kube-system/kube-dns service
+// (the --cluster-dns address, Options.Services.ClusterDNS, port 53 over UDP and TCP)
+// and its endpoints, which point at dns, the address the server answers DNS on. A
+// stored kube-dns with another cluster IP (the flag changed) is replaced.
+func (s *System) EnsureKubeDNSService(ctx context.Context, dns netip.AddrPort) error {
+	ip := s.env.services.ClusterDNS
+	if !ip.IsValid() {
+		return errors.New("kube-dns service: no cluster DNS address configured")
+	}
+	svc := service.KubeDNSService(ip, int32(dns.Port()))
+	key := persistence.Key{Resource: "services", Namespace: service.KubeDNSNamespace, Name: service.KubeDNSName}
+	if it, err := s.env.store.Get(key); err == nil {
+		if cur, ok := it.Object.(*corev1.Service); ok && cur.Spec.ClusterIP != svc.Spec.ClusterIP {
+			if _, _, err := s.Delete(ctx, key, DeleteOptions{Preconditions: Preconditions{UID: cur.UID}}); err != nil {
+				return fmt.Errorf("kube-dns service: replace %s: %w", cur.Spec.ClusterIP, err)
+			}
+		}
+	}
+	eps := service.KubeDNSEndpoints(dns.Addr().Unmap(), int32(dns.Port()))
+	if err := s.ensureService(ctx, svc, eps); err != nil {
+		return fmt.Errorf("kube-dns service: %w", err)
+	}
+	return nil
+}
+
+// ensureService creates, or brings up to date, a service the server owns and its
+// endpoints (the service has no selector: nobody else writes them).
+func (s *System) ensureService(ctx context.Context, svc *corev1.Service, eps *corev1.Endpoints) error {
+	key := persistence.Key{Resource: "services", Namespace: svc.Namespace, Name: svc.Name}
+	err := s.ensure(ctx, key, svc, func(cur runtime.Object) runtime.Object {
 		c, ok := cur.(*corev1.Service)
-		if !ok || equality.Semantic.DeepEqual(c.Spec.Ports, svc.Spec.Ports) {
+		if !ok || (equality.Semantic.DeepEqual(c.Spec.Ports, svc.Spec.Ports) && equality.Semantic.DeepEqual(c.Labels, svc.Labels)) {
 			return nil
 		}
 		next := c.DeepCopy()
-		next.Spec.Ports = svc.Spec.Ports
+		next.Spec.Ports, next.Labels = svc.Spec.Ports, svc.Labels
 		return next
 	})
 	if err != nil {
-		return fmt.Errorf("kubernetes service: %w", err)
+		return err
 	}
-	eps := service.KubernetesEndpoints(server.Addr().Unmap(), port)
-	key = persistence.Key{Resource: "endpoints", Namespace: service.KubernetesNamespace, Name: service.KubernetesName}
+	key = persistence.Key{Resource: "endpoints", Namespace: eps.Namespace, Name: eps.Name}
 	err = s.ensure(ctx, key, eps, func(cur runtime.Object) runtime.Object {
 		c, ok := cur.(*corev1.Endpoints)
 		if !ok || !service.Changed(c, eps) {
@@ -51,7 +85,7 @@ func (s *System) EnsureKubernetesService(ctx context.Context, server netip.AddrP
 		return next
 	})
 	if err != nil {
-		return fmt.Errorf("kubernetes endpoints: %w", err)
+		return fmt.Errorf("endpoints: %w", err)
 	}
 	return nil
 }

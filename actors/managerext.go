@@ -29,6 +29,10 @@ func newManagerExt(e *env, resource string) managerExt {
 		return newServiceAllocations(e)
 	case "namespaces":
 		return protectedNamespaces{}
+	case "nodes":
+		if e.nodes.PodCIDRs.Allocate {
+			return newNodeCIDRs(e)
+		}
 	}
 	return nil
 }

@@ -31,6 +31,9 @@ type nodeState struct {
 	obs     node.Observed
 	queued  bool  // an eviction request is waiting at the evictor
 	decided int64 // the node's revision last decided on
+	// cidrAsked is the node's revision at which it last asked the nodes manager for a
+	// pod CIDR (an update through the manager, which fills one in).
+	cidrAsked int64
 }
 
 func nodeStateOf(a *objectActor) *nodeState { return ctrlState[nodeState](a) }
@@ -76,6 +79,13 @@ func syncNode(a *objectActor, ctx actorContext) {
 		a.writeSelf(next)
 	}
 	st.decided = a.rev
+	if a.env.nodes.PodCIDRs.Allocate && n.Spec.PodCIDR == "" && st.cidrAsked != a.rev {
+		// Stored without one (before allocation was on, or while the range was full).
+		st.cidrAsked = a.rev
+		cur, _ := a.obj.(*corev1.Node)
+		ctx.Request(a.env.managers["nodes"], &updateRequest{envelope: envelope{trace: a.cell.trace, key: a.cell.key},
+			object: cur.DeepCopy(), pre: Preconditions{UID: cur.UID, ResourceVersion: a.rev}})
+	}
 
 	switch {
 	case len(plan.EvictPods) > 0: // (again: the evictor may have served the last one)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,8 +133,11 @@ func TestSchedulerBinds(t *testing.T) {
 			if err := json.Unmarshal([]byte(ann), &rec); err != nil {
 				t.Fatalf("decision annotation %q: %v", ann, err)
 			}
-			if rec.Node != tc.want || rec.Nodes != len(tc.nodes) || rec.Feasible != 1 || len(rec.Top) != 1 ||
-				len(rec.Priorities) == 0 || sum(rec.Rejected) != len(tc.nodes)-1 {
+			// The scheduler follows nodes and pods on separate feeds, so a node created
+			// just before the pod may not have reached it yet: the record must account
+			// for exactly the nodes it saw.
+			if rec.Node != tc.want || rec.Nodes < 1 || rec.Nodes > len(tc.nodes) || rec.Feasible != 1 || len(rec.Top) != 1 ||
+				len(rec.Priorities) == 0 || sum(rec.Rejected) != rec.Nodes-rec.Feasible {
 				t.Fatalf("decision record %s", ann)
 			}
 		})
@@ -155,9 +159,11 @@ func TestSchedulerUnschedulableThenBound(t *testing.T) {
 	create(t, s, st.NewNode("down").CPU("8").NotReady().Obj())
 	create(t, s, st.NewPod("web").CPU("2").Obj())
 	want := "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were not ready."
+	// A decision made before the scheduler saw the second node says 0/1: wait for
+	// the event of one that saw both.
 	waitFor(t, "FailedScheduling event", func() error {
 		msgs := failedScheduling(store, "web")
-		if len(msgs) == 0 || msgs[0] != want {
+		if !slices.Contains(msgs, want) {
 			return fmt.Errorf("events %q, want %q", msgs, want)
 		}
 		return nil
@@ -182,17 +188,17 @@ func TestSchedulerHostPorts(t *testing.T) {
 	for _, name := range []string{"p1", "p2", "p3"} {
 		create(t, s, st.NewPod(name).HostPort(80).Obj())
 	}
-	waitFor(t, "two bound, one refused", func() error {
-		if boundTo(t, store, "p1") == "" || boundTo(t, store, "p2") == "" || len(failedScheduling(store, "p3")) == 0 {
+	waitFor(t, "two bound, one refused by both nodes", func() error {
+		refused := slices.ContainsFunc(failedScheduling(store, "p3"), func(m string) bool {
+			return strings.Contains(m, "2 node(s) didn't have free ports")
+		})
+		if boundTo(t, store, "p1") == "" || boundTo(t, store, "p2") == "" || !refused {
 			return fmt.Errorf("p1 %q p2 %q p3 events %q", boundTo(t, store, "p1"), boundTo(t, store, "p2"), failedScheduling(store, "p3"))
 		}
 		return nil
 	})
 	if a, b := boundTo(t, store, "p1"), boundTo(t, store, "p2"); a == b {
 		t.Fatalf("both pods with host port 80 on %s", a)
-	}
-	if msgs := failedScheduling(store, "p3"); !strings.Contains(msgs[0], "2 node(s) didn't have free ports") {
-		t.Fatalf("p3 events %q", msgs)
 	}
 }
 

@@ -23,7 +23,8 @@ import (
 // reports its stored state after handling requests (serviceHeld, or childIdle once it
 // holds nothing); what a request claimed and its service no longer holds, and no later
 // request claims, is released then. So a refused create, a delete, or an update that
-// drops a node port gives its IP or ports back.
+// drops a node port gives its IP or ports back. The --cluster-dns address is kept for
+// kube-system/kube-dns: never handed out to another service, nor released.
 
 // InvalidError is a write refused for the value of a field (a cluster IP or node port
 // that is taken or outside its range). The gateway answers 422 Invalid with the causes.
@@ -89,6 +90,9 @@ type serviceAllocations struct {
 	ports   *service.Ports
 	held    map[objKey]claims
 	pending map[objKey][]pendingClaim
+	// dnsTaken: a stored service other than kube-dns holds the cluster DNS address
+	// (it was chosen before --cluster-dns named it); kube-dns cannot have it then.
+	dnsTaken bool
 }
 
 var _ managerExt = (*serviceAllocations)(nil)
@@ -116,6 +120,26 @@ func (s *serviceAllocations) load(m *manager) {
 	if s.ips == nil || s.ports == nil { // Start validated the ranges
 		panic(errors.Join(append(ipErrs, portErrs...)...))
 	}
+	// The --cluster-dns address is kept for kube-dns even while it does not exist.
+	if dns := s.env.services.ClusterDNS; dns.IsValid() && !s.ips.Has(dns) {
+		_ = s.ips.Allocate(dns) // in the range: Start checked
+	}
+	for k, c := range s.held {
+		if c.ip == s.env.services.ClusterDNS && c.ip.IsValid() && k != kubeDNSKey {
+			s.dnsTaken = true
+			s.env.log.WithFields(logrus.Fields{"namespace": k.namespace, "name": k.name, "ip": c.ip.String()}).
+				Warn("the cluster DNS address is held by another service")
+		}
+	}
+}
+
+// kubeDNSKey names the one service that may have the cluster DNS address.
+var kubeDNSKey = objKey{service.KubeDNSNamespace, service.KubeDNSName}
+
+// reservedFor reports whether ip is the cluster DNS address and k the kube-dns
+// service, the only one that may have it.
+func (s *serviceAllocations) reservedFor(k objKey, ip netip.Addr) bool {
+	return ip == s.env.services.ClusterDNS && k == kubeDNSKey && !s.dnsTaken
 }
 
 // admit fills in and claims the cluster IP and node ports of a service create or
@@ -196,7 +220,7 @@ func (s *serviceAllocations) allocate(k objKey, svc *corev1.Service) (claims, er
 			return claims{}, &InvalidError{Kind: "Service", Name: svc.Name,
 				Causes: field.ErrorList{field.Invalid(service.ClusterIPPath, ip, "must be a valid IP address")}}
 		}
-		if !s.ours(k, a, 0) {
+		if !s.ours(k, a, 0) && !s.reservedFor(k, a) {
 			if err := s.ips.Allocate(a); err != nil {
 				return refuse(err, service.ClusterIPPath)
 			}
@@ -268,7 +292,7 @@ func (s *serviceAllocations) settle(k objKey, handled uint64, now claims) {
 		delete(s.held, k)
 	}
 	for _, b := range before {
-		if b.ip.IsValid() && !s.ours(k, b.ip, 0) {
+		if b.ip.IsValid() && !s.ours(k, b.ip, 0) && b.ip != s.env.services.ClusterDNS {
 			s.ips.Release(b.ip)
 		}
 		for _, p := range b.ports {

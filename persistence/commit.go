@@ -87,11 +87,20 @@ func (s *Store) commit(group []*request) {
 				_ = batch.Delete(objKey(op.ev.Item.Key), nil)
 				s.overlay[op.ev.Item.Key] = nil
 			} else {
-				_ = batch.Set(objKey(op.ev.Item.Key), op.value, nil)
+				k := op.ev.Item.Key
+				d := batch.SetDeferred(objKeyLen(k), len(op.value))
+				appendObjKey(d.Key[:0], k)
+				copy(d.Value, op.value)
+				_ = d.Finish()
 				s.overlay[op.ev.Item.Key] = op.ev.Item
 				objs[i] = op.ev.Item.Object
 			}
-			_ = batch.Set(logKey(rev, i), logValue(op.ev.Type, op.ev.Item.Key, op.ev.Item.json), nil)
+			// The change-log entry is written straight into the batch: no key or value
+			// of its own to allocate and copy on the committer's goroutine.
+			d := batch.SetDeferred(logKeyLen, logValueLen(op.ev.Item.Key, op.ev.Item.json))
+			appendLogKey(d.Key[:0], rev, i)
+			appendLogValue(d.Value[:0], op.ev.Type, op.ev.Item.Key, op.ev.Item.json)
+			_ = d.Finish()
 			events = append(events, op.ev)
 		}
 		results[gi] = result{rev: rev, objs: objs}

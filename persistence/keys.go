@@ -19,8 +19,13 @@ var (
 	compactRevKey = []byte("m/compact")
 )
 
-func objKey(k Key) []byte {
-	b := make([]byte, 0, len(objPrefix)+len(k.Resource)+len(k.Namespace)+len(k.Name)+2)
+func objKey(k Key) []byte { return appendObjKey(make([]byte, 0, objKeyLen(k)), k) }
+
+func objKeyLen(k Key) int {
+	return len(objPrefix) + len(k.Resource) + len(k.Namespace) + len(k.Name) + 2
+}
+
+func appendObjKey(b []byte, k Key) []byte {
 	b = append(b, objPrefix...)
 	b = append(b, k.Resource...)
 	b = append(b, '/')
@@ -38,7 +43,12 @@ func parseObjKey(b []byte) (Key, error) {
 }
 
 func logKey(rev int64, index int) []byte {
-	b := make([]byte, 0, len(logPrefix)+12)
+	return appendLogKey(make([]byte, 0, logKeyLen), rev, index)
+}
+
+const logKeyLen = 2 + 12 // len(logPrefix) + revision + index
+
+func appendLogKey(b []byte, rev int64, index int) []byte {
 	b = append(b, logPrefix...)
 	b = binary.BigEndian.AppendUint64(b, uint64(rev))
 	return binary.BigEndian.AppendUint32(b, uint32(index))
@@ -69,11 +79,27 @@ func decodeRev(b []byte) (int64, error) {
 
 var eventCodes = map[EventType]byte{Added: 'A', Modified: 'M', Deleted: 'D'}
 
-// logValue encodes one change-log entry: format, event type, key, JSON.
-func logValue(t EventType, k Key, js []byte) []byte {
-	b := make([]byte, 0, 2+3*binary.MaxVarintLen16+len(k.Resource)+len(k.Namespace)+len(k.Name)+len(js))
+// logValueLen is the exact length of appendLogValue's entry for k and js.
+func logValueLen(k Key, js []byte) int {
+	n := 2 + len(js)
+	for _, s := range [3]string{k.Resource, k.Namespace, k.Name} {
+		n += uvarintLen(uint64(len(s))) + len(s)
+	}
+	return n
+}
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
+// appendLogValue appends one change-log entry: format, event type, key, JSON.
+func appendLogValue(b []byte, t EventType, k Key, js []byte) []byte {
 	b = append(b, formatJSON, eventCodes[t])
-	for _, s := range []string{k.Resource, k.Namespace, k.Name} {
+	for _, s := range [3]string{k.Resource, k.Namespace, k.Name} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
