@@ -24,6 +24,13 @@ func controllerOptions(cfg config.Server) (actors.NodeOptions, actors.ServiceOpt
 		},
 		MonitorPeriod: cfg.NodeMonitorPeriod,
 	}
+	if cfg.AllocateNodeCIDRs {
+		pods, err := cfg.PodCIDRs()
+		if err != nil {
+			return nodes, actors.ServiceOptions{}, err
+		}
+		nodes.PodCIDRs = actors.PodCIDROptions{Allocate: true, ClusterCIDR: pods, MaskSize: cfg.NodeCIDRMaskSize}
+	}
 	cidr, err := cfg.ClusterIPRange()
 	if err != nil {
 		return nodes, actors.ServiceOptions{}, err
@@ -32,7 +39,11 @@ func controllerOptions(cfg config.Server) (actors.NodeOptions, actors.ServiceOpt
 	if err != nil {
 		return nodes, actors.ServiceOptions{}, err
 	}
-	return nodes, actors.ServiceOptions{ClusterIPRange: cidr, NodePortRange: utilnet.PortRange{Base: base, Size: size}}, nil
+	dns, err := cfg.ClusterDNSAddress()
+	if err != nil {
+		return nodes, actors.ServiceOptions{}, err
+	}
+	return nodes, actors.ServiceOptions{ClusterIPRange: cidr, NodePortRange: utilnet.PortRange{Base: base, Size: size}, ClusterDNS: dns}, nil
 }
 
 // advertised is the address the kubernetes service's endpoints point at: the

@@ -30,6 +30,7 @@ type getCmd struct {
 	selectFlags
 	Output     string   `short:"o" name:"output" help:"Output format: json|yaml|wide|name|jsonpath=...|custom-columns=..."`
 	Watch      bool     `short:"w" name:"watch" help:"After listing, watch for changes."`
+	WatchOnly  bool     `name:"watch-only" help:"Watch for changes without listing first."`
 	NoHeaders  bool     `name:"no-headers" help:"Do not print table headers."`
 	ShowLabels bool     `name:"show-labels" help:"Show all labels as the last column."`
 	Args       []string `arg:"" name:"type" help:"TYPE[,TYPE...] [NAME...] or TYPE/NAME..."`
@@ -60,7 +61,7 @@ func (c *getCmd) run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.Watch {
+	if c.Watch || c.WatchOnly {
 		if len(res) != 1 || len(res[0].Names) > 1 {
 			return errors.New("watch is only supported on individual resources and resource collections")
 		}
@@ -211,60 +212,130 @@ func asList(items []unstructured.Unstructured) *unstructured.UnstructuredList {
 	}
 }
 
-// watch prints the current table, then a row for every change until ctx ends.
+// watch prints the current objects (unless --watch-only), then every change until
+// ctx ends, in the -o format: table rows (wide too), or each object on its own with
+// an object printer (yaml separated by ---, as kubectl prints a watch).
 func (c *getCmd) watch(ctx context.Context, cn *conn, r resolved, format outputFormat, out io.Writer) error {
-	if !format.Table {
-		return fmt.Errorf("get -w supports table output only, not %q", c.Output)
-	}
 	if len(r.Names) == 1 {
 		c.FieldSelector = "metadata.name=" + r.Names[0]
 		r.Names = nil
 	}
-	var errs []error
-	table, err := c.table(ctx, cn, r, &errs)
-	if err != nil {
-		return err
+	var p printers.ResourcePrinter
+	var rv string
+	accept := "application/json"
+	if format.Table {
+		accept = tableAccept
+		var errs []error
+		table, err := c.table(ctx, cn, r, &errs)
+		if err != nil {
+			return err
+		}
+		opts := printers.PrintOptions{
+			NoHeaders: c.NoHeaders, Wide: format.Wide, ShowLabels: c.ShowLabels, WithNamespace: c.AllNamespaces,
+		}
+		p = printers.NewTablePrinter(opts)
+		if !c.WatchOnly {
+			if err := printTable(p, table, opts, out); err != nil {
+				return fmt.Errorf("print %s: %w", r.Resource.Name, err)
+			}
+		}
+		rv = table.ResourceVersion
+	} else {
+		op, err := format.objectPrinter(c.NoHeaders)
+		if err != nil {
+			return err
+		}
+		p = &onceHeaderPrinter{p: op}
+		raw, err := c.get(ctx, cn, r.Resource, "", accept)
+		if err != nil {
+			return err
+		}
+		list := &unstructured.UnstructuredList{}
+		if err := list.UnmarshalJSON(raw); err != nil {
+			return fmt.Errorf("decode %s: %w", r.Resource.Name, err)
+		}
+		if !c.WatchOnly {
+			for i := range list.Items {
+				if err := p.PrintObj(&list.Items[i], out); err != nil {
+					return fmt.Errorf("print %s: %w", r.Resource.Name, err)
+				}
+			}
+		}
+		rv = list.GetResourceVersion()
 	}
-	opts := printers.PrintOptions{
-		NoHeaders: c.NoHeaders, Wide: format.Wide, ShowLabels: c.ShowLabels, WithNamespace: c.AllNamespaces,
-	}
-	p := printers.NewTablePrinter(opts)
-	if err := printTable(p, table, opts, out); err != nil {
-		return fmt.Errorf("print %s: %w", r.Resource.Name, err)
-	}
-	req := cn.request("GET", r.Resource, c.AllNamespaces, "").SetHeader("Accept", tableAccept).
-		Param("watch", "true").Param("resourceVersion", table.ResourceVersion)
+	req := cn.request("GET", r.Resource, c.AllNamespaces, "").SetHeader("Accept", accept).
+		Param("watch", "true").Param("resourceVersion", rv)
 	stream, err := c.selectFlags.apply(req).Stream(ctx)
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", r.Resource.Name, err)
 	}
 	defer stream.Close()
-	dec := json.NewDecoder(stream)
+	err = printEvents(stream, format.Table, p, out)
+	if ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", r.Resource.Name, err)
+	}
+	return nil
+}
+
+// printEvents prints the object of every watch event read from r with p until the
+// stream ends: as a Table when table is set, else as the object itself.
+func printEvents(r io.Reader, table bool, p printers.ResourcePrinter, out io.Writer) error {
+	dec := json.NewDecoder(r)
 	for {
 		var ev struct {
 			Type   string          `json:"type"`
 			Object json.RawMessage `json:"object"`
 		}
 		if err := dec.Decode(&ev); err != nil {
-			if ctx.Err() != nil || errors.Is(err, io.EOF) {
+			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return fmt.Errorf("read watch of %s: %w", r.Resource.Name, err)
+			return fmt.Errorf("read event: %w", err)
 		}
 		switch ev.Type {
 		case "BOOKMARK":
 			continue
 		case "ERROR":
-			return fmt.Errorf("watch %s: %s", r.Resource.Name, ev.Object)
+			return fmt.Errorf("%s", ev.Object)
 		}
-		t, err := decodeTable(ev.Object)
-		if err != nil {
-			return err
+		var obj runtime.Object
+		if table {
+			t, err := decodeTable(ev.Object)
+			if err != nil {
+				return err
+			}
+			obj = t
+		} else {
+			u := &unstructured.Unstructured{}
+			if err := u.UnmarshalJSON(ev.Object); err != nil {
+				return fmt.Errorf("decode event object: %w", err)
+			}
+			obj = u
 		}
-		if err := p.PrintObj(t, out); err != nil {
-			return fmt.Errorf("print %s: %w", r.Resource.Name, err)
+		if err := p.PrintObj(obj, out); err != nil {
+			return fmt.Errorf("print: %w", err)
 		}
 	}
+}
+
+// onceHeaderPrinter prints custom columns' header only before the first object, as
+// kubectl does for a watch; other printers are used as they are.
+type onceHeaderPrinter struct {
+	p       printers.ResourcePrinter
+	printed bool
+}
+
+var _ printers.ResourcePrinter = &onceHeaderPrinter{}
+
+func (o *onceHeaderPrinter) PrintObj(obj runtime.Object, out io.Writer) error {
+	if cc, ok := o.p.(*customColumnsPrinter); ok && o.printed {
+		cc.NoHeaders = true
+	}
+	o.printed = true
+	return o.p.PrintObj(obj, out)
 }
 
 // request starts a request for r in the namespace of the command (all namespaces

@@ -35,9 +35,12 @@ func (c *serverCmd) Run(g *globals) error {
 
 type upCmd struct {
 	config.Server
-	Simulate int `name:"simulate" default:"0" help:"Also run this many simulated nodes in the same process (kubeactor agent --simulate N)."`
+	Simulate int `name:"simulate" default:"0" help:"Run this many simulated nodes instead of the Docker node agent (kubeactor agent --simulate N)."`
 }
 
+// Run starts the server and, in the same process, one Docker node agent (or with
+// --simulate N simulated nodes). Without a reachable engine it stops before
+// starting anything.
 func (c *upCmd) Run(g *globals) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -45,17 +48,25 @@ func (c *upCmd) Run(g *globals) error {
 	if err != nil {
 		return err
 	}
+	if c.Simulate == 0 {
+		if err := dockerPreflight(ctx, agent); err != nil {
+			return err
+		}
+	}
 	return serve(ctx, c.Server, g.log, func(addr string) {
 		fmt.Fprintf(g.stdout, "kubeactor is up: API at http://%s (data in %s)\n", addr, c.DataDir)
 		fmt.Fprintf(g.stdout, "try: kubectl -s http://%s get nodes,pods\n", addr)
-		if c.Simulate > 0 {
-			agent.Server, agent.Simulate = "http://"+addr, c.Simulate
-			go func() {
-				if err := simulate(ctx, agent, g.log); err != nil && ctx.Err() == nil {
-					g.log.WithError(err).Error("simulated nodes stopped")
-				}
-			}()
-		}
+		agent.Server, agent.Simulate = "http://"+addr, c.Simulate
+		go func() {
+			run, what := runDocker, "node agent"
+			if c.Simulate > 0 {
+				run, what = simulate, "simulated nodes"
+			}
+			if err := run(ctx, agent, g.log); err != nil && ctx.Err() == nil {
+				g.log.WithError(err).Error(what + " stopped")
+				stop()
+			}
+		}()
 	})
 }
 
@@ -117,6 +128,7 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 		_ = ln.Close()
 		return fmt.Errorf("bootstrap kubernetes service: %w", err)
 	}
+	defer startDNS(ctx, cfg, store, sys, log)()
 	addr := ln.Addr().String()
 	log.WithFields(logrus.Fields{"address": addr, "data-dir": cfg.DataDir, "revision": store.Revision()}).Info("serving")
 	if ready != nil {

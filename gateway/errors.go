@@ -118,12 +118,6 @@ func unsupportedMediaType(contentType string) error {
 	}}
 }
 
-// unavailable answers the proxy, log, exec and port-forward paths until the node
-// agent proxy exists.
-func (s *Server) unavailable(c echo.Context) error {
-	return apierrors.NewServiceUnavailable("proxying to the node agent is not available yet")
-}
-
 func isConflict(err error) bool {
 	return errors.Is(err, persistence.ErrConflict) || apierrors.IsConflict(err)
 }

@@ -132,7 +132,21 @@ func readBody(r *http.Request, max int64) ([]byte, error) {
 	if r.ContentLength > max {
 		return nil, apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("limit is %d", max))
 	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+	var data []byte
+	var err error
+	if n := r.ContentLength; n > 0 {
+		// The common case: the size is known, so read into one buffer of that size
+		// (io.ReadAll would grow its buffer several times for a typical object).
+		data = make([]byte, n)
+		if _, err = io.ReadFull(r.Body, data); err == nil {
+			var extra [1]byte
+			if m, _ := r.Body.Read(extra[:]); m > 0 { // net/http never sends more than Content-Length
+				err = fmt.Errorf("body longer than its Content-Length")
+			}
+		}
+	} else {
+		data, err = io.ReadAll(io.LimitReader(r.Body, max+1))
+	}
 	if err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("read request body: %v", err))
 	}

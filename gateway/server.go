@@ -111,7 +111,7 @@ func New(cfg Config) (*Server, error) {
 	e.GET("/openapi/v2", echo.WrapHandler(oa))
 	e.GET("/openapi/v3", echo.WrapHandler(oa))
 	e.GET("/openapi/v3/*", echo.WrapHandler(oa))
-	e.Any("/api/v1/proxy/*", s.unavailable)
+	e.Any("/api/v1/proxy/*", s.legacyProxyRoute)
 	if cfg.Profiling {
 		e.Any("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
 	}
@@ -170,7 +170,7 @@ var routeVerbs = []struct {
 	{"delete", http.MethodDelete, true},
 }
 
-// streamingSubresources are answered 503 until the node agent proxy exists.
+// streamingSubresources are served by node agents and pods (proxy.go).
 var streamingSubresources = map[string]bool{"log": true, "exec": true, "portforward": true, "proxy": true, "attach": true}
 
 // mount registers every route of one resource.
@@ -240,13 +240,13 @@ func (s *Server) mount(e *echo.Echo, r *resource.Resource) {
 		case sub == "finalize":
 			e.PUT(p, s.bind(r, sub, false, s.finalize))
 		case streamingSubresources[sub]:
-			e.Any(p, s.unavailable)
-			e.Any(p+"/*", s.unavailable)
+			e.Any(p, s.bind(r, sub, false, s.streaming))
+			e.Any(p+"/*", s.bind(r, sub, false, s.streaming))
 		}
 	}
 	if r.Kind == "Pod" && !containsString(subs, "proxy") {
-		e.Any(item+"/proxy", s.unavailable)
-		e.Any(item+"/proxy/*", s.unavailable)
+		e.Any(item+"/proxy", s.bind(r, "proxy", false, s.streaming))
+		e.Any(item+"/proxy/*", s.bind(r, "proxy", false, s.streaming))
 	}
 }
 
@@ -289,7 +289,7 @@ func (s *Server) traceAndLog(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
-		if s.log != nil {
+		if logsDebug(s.log) {
 			s.log.WithFields(logrus.Fields{
 				"method": req.Method, "path": req.URL.Path, "query": req.URL.RawQuery,
 				"status": c.Response().Status, "bytes": c.Response().Size,
@@ -297,6 +297,21 @@ func (s *Server) traceAndLog(next echo.HandlerFunc) echo.HandlerFunc {
 			}).Debug("request")
 		}
 		return nil
+	}
+}
+
+// logsDebug tells whether log writes debug entries, so that a request skips building
+// the fields of its access log line otherwise (checked per request: the level can change).
+func logsDebug(log logrus.FieldLogger) bool {
+	switch l := log.(type) {
+	case nil:
+		return false
+	case *logrus.Logger:
+		return l.IsLevelEnabled(logrus.DebugLevel)
+	case *logrus.Entry:
+		return l.Logger.IsLevelEnabled(logrus.DebugLevel)
+	default:
+		return true
 	}
 }
 

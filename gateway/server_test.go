@@ -335,8 +335,8 @@ func TestErrors(t *testing.T) {
 		{"unsupported field", "GET", "/api/v1/pods?fieldSelector=spec.foo%3Dx", "", "", 400, metav1.StatusReasonBadRequest,
 			"field label not supported: spec.foo"},
 		{"bad continue", "GET", "/api/v1/pods?limit=1&continue=garbage", "", "", 400, metav1.StatusReasonBadRequest, ""},
-		{"proxy", "GET", "/api/v1/proxy/nodes/n1/stats", "", "", 503, metav1.StatusReasonServiceUnavailable, ""},
-		{"pod log", "GET", "/api/v1/namespaces/default/pods/taken/log", "", "", 503, metav1.StatusReasonServiceUnavailable, ""},
+		{"proxy to a missing node", "GET", "/api/v1/proxy/nodes/n1/stats", "", "", 404, metav1.StatusReasonNotFound, `nodes "n1" not found`},
+		{"log of an unbound pod", "GET", "/api/v1/namespaces/default/pods/taken/log", "", "", 400, metav1.StatusReasonBadRequest, "pod taken does not have a host assigned"},
 		{"name mismatch on update", "PUT", "/api/v1/namespaces/default/pods/taken", "application/json", podJSON("other"),
 			400, metav1.StatusReasonBadRequest, "the name of the object (other) does not match the name on the URL (taken)"},
 	}

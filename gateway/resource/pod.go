@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"iter"
 	"math"
 	"reflect"
 	"sort"
@@ -21,7 +22,7 @@ var pods = &Resource{
 	ShortNames:   []string{"po"},
 	Namespaced:   true,
 	Verbs:        verbsAll,
-	Subresources: []string{"binding", "exec", "log", "portforward", "proxy", "status"},
+	Subresources: []string{"attach", "binding", "exec", "log", "portforward", "proxy", "status"},
 
 	New:     func() runtime.Object { return &corev1.Pod{} },
 	NewList: func() runtime.Object { return &corev1.PodList{} },
@@ -161,14 +162,26 @@ func podFields(pod *corev1.Pod) fields.Set {
 	})
 }
 
+// allContainers yields the init containers, then the containers, without copying them.
+func allContainers(spec *corev1.PodSpec) iter.Seq[*corev1.Container] {
+	return func(yield func(*corev1.Container) bool) {
+		for _, list := range [2][]corev1.Container{spec.InitContainers, spec.Containers} {
+			for i := range list {
+				if !yield(&list[i]) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // podQOSClass computes the quality-of-service class from requests and limits
 // of cpu and memory: BestEffort when none is set, Guaranteed when every
 // container limits both and requests equal limits, Burstable otherwise.
 func podQOSClass(spec *corev1.PodSpec) corev1.PodQOSClass {
 	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
 	guaranteed := true
-	all := append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
-	for _, c := range all {
+	for c := range allContainers(spec) {
 		for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 			if q, ok := c.Resources.Requests[name]; ok && !q.IsZero() {
 				add := q.DeepCopy()

@@ -69,7 +69,7 @@ func TestDiscoveryAttributes(t *testing.T) {
 		verbs        []string
 		subresources []string
 	}{
-		{"pods", []string{"po"}, true, verbsAll, []string{"binding", "exec", "log", "portforward", "proxy", "status"}},
+		{"pods", []string{"po"}, true, verbsAll, []string{"attach", "binding", "exec", "log", "portforward", "proxy", "status"}},
 		{"replicationcontrollers", []string{"rc"}, true, verbsAll, []string{"scale", "status"}},
 		{"services", []string{"svc"}, true, verbsAll, []string{"proxy", "status"}},
 		{"endpoints", []string{"ep"}, true, verbsAll, nil},
