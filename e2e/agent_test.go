@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -16,34 +17,18 @@ import (
 
 // Agent is one running `kubeactor agent` process.
 type Agent struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	mu   sync.Mutex
-	logs bytes.Buffer
+	killed bool
+	cmd    *exec.Cmd
+	done   chan struct{}
+	mu     sync.Mutex
+	logs   bytes.Buffer
 }
 
 // startAgent starts `kubeactor agent` against s with args; it is stopped (SIGTERM)
 // when the test ends, and its log is shown if the test failed.
 func startAgent(t testing.TB, s *Server, args ...string) *Agent {
 	t.Helper()
-	a := &Agent{done: make(chan struct{})}
-	a.cmd = exec.Command(Binary(t), append([]string{"agent", "--server", s.URL, "--log-format", "json"}, args...)...)
-	stderr, err := a.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.cmd.Start(); err != nil {
-		t.Fatalf("start agent: %v", err)
-	}
-	go a.readLogs(stderr)
-	go func() { _ = a.cmd.Wait(); close(a.done) }()
-	t.Cleanup(func() {
-		a.Stop(t)
-		if t.Failed() {
-			t.Logf("agent log:\n%s", a.Logs())
-		}
-	})
-	return a
+	return startProcess(t, Binary(t), append([]string{"agent", "--server", s.URL, "--log-format", "json"}, args...)...)
 }
 
 func (a *Agent) readLogs(r io.Reader) {
@@ -57,6 +42,13 @@ func (a *Agent) readLogs(r io.Reader) {
 	}
 }
 
+// Kill stops the agent with SIGKILL, as a crash would, and waits for it to exit.
+func (a *Agent) Kill() {
+	a.killed = true
+	_ = a.cmd.Process.Signal(syscall.SIGKILL)
+	<-a.done
+}
+
 // Logs returns what the agent has logged so far.
 func (a *Agent) Logs() string {
 	a.mu.Lock()
@@ -68,6 +60,9 @@ func (a *Agent) Logs() string {
 // does not stop cleanly (exit code 0) within 10s. Stopping twice is harmless.
 func (a *Agent) Stop(t testing.TB) {
 	t.Helper()
+	if a.killed {
+		return
+	}
 	_ = a.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-a.done:
@@ -187,12 +182,16 @@ func waitRunning(t *testing.T, s *Server, name string, cidr netip.Prefix, nodeIP
 	return podIP
 }
 
-func TestAgentWithoutSimulateFails(t *testing.T) {
-	out, err := exec.Command(Binary(t), "agent").CombinedOutput()
+// TestAgentWithoutDockerFails: without a reachable engine the Docker agent stops at
+// once, saying how to run simulated nodes instead.
+func TestAgentWithoutDockerFails(t *testing.T) {
+	cmd := exec.Command(Binary(t), "agent", "--port", "0")
+	cmd.Env = append(os.Environ(), "DOCKER_HOST=unix:///nonexistent/docker.sock")
+	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Fatalf("agent without --simulate: %v, want exit 1\n%s", err, out)
+		t.Fatalf("agent without Docker: %v, want exit 1\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "the Docker node agent is not built yet; use --simulate N") {
+	if !strings.Contains(string(out), "cannot reach the Docker engine") || !strings.Contains(string(out), "--simulate") {
 		t.Errorf("output %q lacks the explanation", out)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // and home directory as Kubectl.
 func (s *Server) Kubeactor(t testing.TB, stdin string, args ...string) Result {
 	t.Helper()
-	return s.runClient(Binary(t), stdin, append(args, "--kubeconfig", s.Kubeconfig))
+	return s.runClient(Binary(t), stdin, append([]string{"--kubeconfig", s.Kubeconfig}, args...))
 }
 
 // withoutAge drops the last column (AGE) of every table line, which may tick

@@ -275,14 +275,27 @@ func (b *Background) Output() string {
 // StartKubectl starts kubectl in the background; it is killed when the test ends.
 func (s *Server) StartKubectl(t testing.TB, args ...string) *Background {
 	t.Helper()
+	return s.startClient(t, "kubectl", args...)
+}
+
+// StartKubeactor starts a kubeactor client command in the background; it is killed
+// when the test ends.
+func (s *Server) StartKubeactor(t testing.TB, args ...string) *Background {
+	t.Helper()
+	return s.startClient(t, Binary(t), args...)
+}
+
+// startClient runs a client program against the server in the background.
+func (s *Server) startClient(t testing.TB, program string, args ...string) *Background {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", s.Kubeconfig}, args...)...)
+	cmd := exec.CommandContext(ctx, program, append([]string{"--kubeconfig", s.Kubeconfig}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(s.Kubeconfig))
 	b := &Background{}
 	cmd.Stdout, cmd.Stderr = b, b
 	if err := cmd.Start(); err != nil {
 		cancel()
-		t.Fatalf("start kubectl: %v", err)
+		t.Fatalf("start %s: %v", program, err)
 	}
 	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
 	return b
