@@ -43,7 +43,7 @@ type Options struct {
 	EventTTL time.Duration
 	// Scheduler runs the default scheduler (scheduling.go); the server turns it on.
 	Scheduler       bool
-	SchedulerShards int    // shard actors bidding in parallel; 0 means GOMAXPROCS
+	SchedulerShards int    // shard actors bidding in parallel; 0 means 1
 	SchedulerPolicy []byte // a --policy-config-file; nil means the default policy
 	SchedulerSeed   int64  // seeds the random tie breaks; 0 means time based
 	SchedulerEvents bool   // also write a Scheduled event per bound pod (doubles the writes)

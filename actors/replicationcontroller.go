@@ -338,7 +338,7 @@ func podToRCs(e *env, ev persistence.Event) []persistence.Key {
 	var keys []persistence.Key
 	e.store.Snapshot("replicationcontrollers").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
 		rc, ok := it.Object.(*corev1.ReplicationController)
-		if ok && len(rc.Spec.Selector) > 0 && labels.SelectorFromSet(rc.Spec.Selector).Matches(labels.Set(p.Labels)) {
+		if ok && len(rc.Spec.Selector) > 0 && labels.ValidatedSetSelector(rc.Spec.Selector).Matches(labels.Set(p.Labels)) {
 			keys = append(keys, it.Key)
 		}
 		return true

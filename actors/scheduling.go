@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -67,7 +66,7 @@ type schedulerConfig struct {
 func newSchedulerConfig(opts Options) (*schedulerConfig, error) {
 	c := &schedulerConfig{shards: opts.SchedulerShards, seed: opts.SchedulerSeed, scheduledEvents: opts.SchedulerEvents}
 	if c.shards <= 0 {
-		c.shards = runtime.GOMAXPROCS(0)
+		c.shards = 1
 	}
 	if c.seed == 0 {
 		c.seed = time.Now().UnixNano()

@@ -74,7 +74,7 @@ func BenchmarkScheduleThroughput(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: time.Minute, Resources: testResources,
-			Scheduler: true, SchedulerShards: 2, SchedulerSeed: 1})
+			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

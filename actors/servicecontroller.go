@@ -134,7 +134,7 @@ func podToServices(e *env, ev persistence.Event) []persistence.Key {
 	var keys []persistence.Key
 	e.store.Snapshot("services").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
 		svc, ok := it.Object.(*corev1.Service)
-		if ok && len(svc.Spec.Selector) > 0 && labels.SelectorFromSet(svc.Spec.Selector).Matches(set) {
+		if ok && len(svc.Spec.Selector) > 0 && labels.ValidatedSetSelector(svc.Spec.Selector).Matches(set) {
 			keys = append(keys, it.Key)
 			seen[svc.Name] = true
 		}

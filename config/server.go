@@ -42,7 +42,7 @@ type Server struct {
 	AdvertiseAddress       string        `name:"advertise-address" help:"IP address the kubernetes service's endpoints point at (default: --insecure-bind-address, or the first non-loopback address when that is 0.0.0.0)."`
 	GCPercent              int           `name:"gc-percent" default:"400" help:"Go GC target percentage (GOGC) for the server; the stored objects are a large, steady live heap, so collecting less often saves CPU at the price of memory. The GOGC environment variable wins when set."`
 	PolicyConfigFile       string        `name:"policy-config-file" help:"Scheduler policy file (JSON: predicates and weighted priorities, as v1.0's); default: the default provider."`
-	SchedulerShards        int           `name:"scheduler-shards" default:"0" help:"Shard actors bidding nodes in parallel (0: one per CPU)."`
+	SchedulerShards        int           `name:"scheduler-shards" default:"1" help:"Shard actors bidding nodes in parallel. Bids are cached per pod class, so a round is little work and each extra shard adds a message hop to it: one is fastest on small machines (0 means 1)."`
 	// Cluster DNS, served by the server itself (gateway/dns), and pod CIDRs.
 	ClusterDNS        string `name:"cluster-dns" default:"10.254.0.10" help:"Cluster IP of the kube-system/kube-dns service; must be in --service-cluster-ip-range."`
 	ClusterDomain     string `name:"cluster-domain" default:"cluster.local" help:"Domain of the cluster's DNS names (<svc>.<ns>.svc.<domain>)."`

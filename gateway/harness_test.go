@@ -85,6 +85,19 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	return &harness{t: t, store: store, server: srv, http: hs, client: client, config: cfg}
 }
 
+// useProtobuf makes h.client speak protobuf, requests and responses.
+func (h *harness) useProtobuf() {
+	h.t.Helper()
+	cfg := rest.CopyConfig(h.config)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		h.t.Fatalf("client: %v", err)
+	}
+	h.client, h.config = client, cfg
+}
+
 // do sends a raw request and returns the status code and body.
 func (h *harness) do(method, path, contentType, body string, header ...string) (int, string, http.Header) {
 	h.t.Helper()

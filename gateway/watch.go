@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -71,11 +73,33 @@ type watchStream struct {
 	rq      *request
 	w       streamSink
 	asTable bool
+	proto   bool // length-prefixed protobuf WatchEvents instead of JSON lines
 	headers bool // the next Table event carries the column definitions
+}
+
+// mediaProtobufWatch is the content type of a protobuf watch: each event is a
+// metav1.WatchEvent in raw protobuf after its 4-byte big-endian length, its object
+// in the enveloped protobuf that GET answers with.
+const mediaProtobufWatch = mediaProtobuf + ";stream=watch"
+
+// encodeProtobuf is an object's protobuf encoding, as a GET in protobuf answers.
+func encodeProtobuf(obj runtime.Object) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := protobufInfo.Serializer.Encode(obj, &buf); err != nil {
+		return nil, fmt.Errorf("encode %T as protobuf: %w", obj, err)
+	}
+	return buf.Bytes(), nil
 }
 
 // event writes one event; obj is the object's cached JSON.
 func (ws *watchStream) event(typ string, it *persistence.Item) error {
+	if ws.proto {
+		data := it.Encoded(encodeProtobuf)
+		if data == nil {
+			return fmt.Errorf("encode %s as protobuf", it.Key)
+		}
+		return ws.frame(typ, data)
+	}
 	if ws.asTable {
 		t, err := ws.s.table(ws.c, ws.rq.res, []*persistence.Item{it}, metav1.ListMeta{ResourceVersion: strconv.FormatInt(it.Revision, 10)}, ws.headers)
 		if err != nil {
@@ -92,7 +116,18 @@ func (ws *watchStream) event(typ string, it *persistence.Item) error {
 }
 
 // frame writes {"type":typ,"object":obj} and a newline; obj is shared, not copied.
+// A protobuf stream gets the event's length and its WatchEvent instead.
 func (ws *watchStream) frame(typ string, obj []byte) error {
+	if ws.proto {
+		ev := metav1.WatchEvent{Type: typ, Object: runtime.RawExtension{Raw: obj}}
+		data, err := ev.Marshal()
+		if err != nil {
+			return fmt.Errorf("encode watch event: %w", err)
+		}
+		ws.w.Write(binary.BigEndian.AppendUint32(nil, uint32(len(data))))
+		_, err = ws.w.Write(data)
+		return err
+	}
 	ws.w.WriteString(`{"type":"`)
 	ws.w.WriteString(typ)
 	ws.w.WriteString(`","object":`)
@@ -113,11 +148,20 @@ func (ws *watchStream) bookmark(rev int64, end bool) error {
 	if end {
 		m.SetAnnotations(map[string]string{initialEventsEnd: "true"})
 	}
-	data, err := json.Marshal(obj)
+	data, err := ws.encode(obj)
 	if err != nil {
 		return fmt.Errorf("encode bookmark: %w", err)
 	}
 	return ws.frame(eventBookmark, data)
+}
+
+// encode is obj in the stream's encoding, for the events made here.
+func (ws *watchStream) encode(obj runtime.Object) ([]byte, error) {
+	if ws.proto {
+		setKind(obj)
+		return encodeProtobuf(obj)
+	}
+	return json.Marshal(obj)
 }
 
 // flush sends what is buffered to the client now.
@@ -188,13 +232,17 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 		return fmt.Errorf("watch %s: %w", rq.res.Name, err)
 	}
 
+	out := negotiate(c.Request().Header.Get(echo.HeaderAccept))
 	resp := c.Response()
-	resp.Header().Set(echo.HeaderContentType, mediaJSON)
+	if out == outProtobuf {
+		resp.Header().Set(echo.HeaderContentType, mediaProtobufWatch)
+	} else {
+		resp.Header().Set(echo.HeaderContentType, mediaJSON)
+	}
 	resp.Header().Set("Cache-Control", "no-cache, private")
 	sink := openStream(c, cancel)
 	defer sink.Close()
-	ws := &watchStream{s: s, c: c, rq: rq, w: sink,
-		asTable: negotiate(c.Request().Header.Get(echo.HeaderAccept)) == outTable, headers: true}
+	ws := &watchStream{s: s, c: c, rq: rq, w: sink, asTable: out == outTable, proto: out == outProtobuf, headers: true}
 	for _, it := range initial {
 		if err := ws.event(string(persistence.Added), it); err != nil {
 			return nil
@@ -237,7 +285,7 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 			continue
 		case errors.Is(err, persistence.ErrCompacted):
 			st := toStatus(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", last, s.store.Revision())), rq)
-			if data, err := json.Marshal(st); err == nil && ws.frame(eventError, data) == nil {
+			if data, err := ws.encode(st); err == nil && ws.frame(eventError, data) == nil {
 				_ = ws.flush()
 			}
 			return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,7 +57,7 @@ type PodPatch struct {
 // namespace (others are ignored); exp are the expectations left by earlier plans;
 // suffix names new pods. It keeps spec.replicas active pods matching the selector.
 func Decide(rc *corev1.ReplicationController, pods []*corev1.Pod, exp Expectations, suffix Suffix, now time.Time) Plan {
-	sel := labels.SelectorFromSet(rc.Spec.Selector)
+	sel := labels.ValidatedSetSelector(rc.Spec.Selector) // validated by the API: a plain map match
 	deleting := rc.DeletionTimestamp != nil
 	var plan Plan
 	var owned []*corev1.Pod // matching pods that are (or become by this plan) the RC's
@@ -116,17 +117,13 @@ func isActive(p *corev1.Pod) bool {
 
 // creates builds n pods from rc's template with fresh names.
 func creates(rc *corev1.ReplicationController, pods []*corev1.Pod, n int, suffix Suffix) []*corev1.Pod {
-	taken := make(map[string]bool, len(pods)+n)
-	for _, p := range pods {
-		if p.Namespace == rc.Namespace {
-			taken[p.Name] = true
-		}
-	}
+	taken := nameSet(rc.Namespace, pods)
+	fresh := make(map[string]bool, n)
 	var out []*corev1.Pod
 	for range n {
 		name := ""
 		for range maxNameTries {
-			if c := rc.Name + "-" + suffix(); !taken[c] {
+			if c := rc.Name + "-" + suffix(); !fresh[c] && !taken(c) {
 				name = c
 				break
 			}
@@ -134,10 +131,36 @@ func creates(rc *corev1.ReplicationController, pods []*corev1.Pod, n int, suffix
 		if name == "" {
 			break // the next sync tries again
 		}
-		taken[name] = true
+		fresh[name] = true
 		out = append(out, NewPod(rc, name))
 	}
 	return out
+}
+
+// nameSet tells whether a pod of namespace ns is named so. Pods listed from the store
+// come ordered by namespace and name, and are searched in place; any other order is
+// indexed first.
+func nameSet(ns string, pods []*corev1.Pod) func(string) bool {
+	byKey := func(p *corev1.Pod, key [2]string) int {
+		if c := strings.Compare(p.Namespace, key[0]); c != 0 {
+			return c
+		}
+		return strings.Compare(p.Name, key[1])
+	}
+	sorted := slices.IsSortedFunc(pods, func(a, b *corev1.Pod) int { return byKey(a, [2]string{b.Namespace, b.Name}) })
+	if sorted {
+		return func(name string) bool {
+			_, found := slices.BinarySearchFunc(pods, [2]string{ns, name}, byKey)
+			return found
+		}
+	}
+	names := make(map[string]bool, len(pods))
+	for _, p := range pods {
+		if p.Namespace == ns {
+			names[p.Name] = true
+		}
+	}
+	return func(name string) bool { return names[name] }
 }
 
 // NewPod builds the pod named name that rc creates from its template.
@@ -166,12 +189,12 @@ func status(rc *corev1.ReplicationController, active []*corev1.Pod, now time.Tim
 		ObservedGeneration: rc.Generation,
 		Conditions:         rc.Status.Conditions,
 	}
-	var tmpl labels.Selector
-	if rc.Spec.Template != nil && len(rc.Spec.Template.Labels) > 0 {
-		tmpl = labels.SelectorFromSet(rc.Spec.Template.Labels)
+	var tmpl labels.ValidatedSetSelector // empty: every pod is fully labelled
+	if rc.Spec.Template != nil {
+		tmpl = rc.Spec.Template.Labels
 	}
 	for _, p := range active {
-		if tmpl == nil || tmpl.Matches(labels.Set(p.Labels)) {
+		if tmpl.Matches(labels.Set(p.Labels)) {
 			st.FullyLabeledReplicas++
 		}
 		if isReady(p) {

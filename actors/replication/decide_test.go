@@ -69,6 +69,26 @@ func TestDecide(t *testing.T) {
 			wantStatus: corev1.ReplicationControllerStatus{ObservedGeneration: 1},
 		},
 		{
+			name: "skips names taken, whatever the pods' order",
+			rc:   newRC("web", 2).obj(),
+			pods: []*corev1.Pod{
+				newPod("web-00001", rc).phase(corev1.PodFailed).obj(),
+				newPod("web-00000", rc).phase(corev1.PodFailed).obj(),
+			},
+			wantCreate: []string{"web-00002", "web-00003"},
+			wantStatus: corev1.ReplicationControllerStatus{ObservedGeneration: 1},
+		},
+		{
+			name: "a name taken in another namespace is free here",
+			rc:   newRC("web", 2).obj(),
+			pods: []*corev1.Pod{
+				newPod("web-00000", rc).phase(corev1.PodFailed).obj(),
+				newPod("web-00001", rc).orphan().ns("other").obj(),
+			},
+			wantCreate: []string{"web-00001", "web-00002"},
+			wantStatus: corev1.ReplicationControllerStatus{ObservedGeneration: 1},
+		},
+		{
 			name: "adopts orphans (the Cassandra example), not pods of another controller",
 			rc:   rc,
 			pods: []*corev1.Pod{

@@ -42,7 +42,7 @@ func Subsets(svc *corev1.Service, pods []*corev1.Pod) []corev1.EndpointSubset {
 	if len(svc.Spec.Selector) == 0 {
 		return nil
 	}
-	sel := labels.SelectorFromSet(svc.Spec.Selector)
+	sel := labels.ValidatedSetSelector(svc.Spec.Selector) // validated by the API
 	var subsets []corev1.EndpointSubset
 	for _, p := range pods {
 		if p.Namespace != svc.Namespace || !sel.Matches(labels.Set(p.Labels)) || !serving(p) {
