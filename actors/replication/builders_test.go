@@ -32,6 +32,10 @@ func newRC(name string, replicas int32) *rcB {
 }
 
 func (b *rcB) minReady(s int32) *rcB { b.rc.Spec.MinReadySeconds = s; return b }
+func (b *rcB) templateLabels(l map[string]string) *rcB {
+	b.rc.Spec.Template.Labels = l
+	return b
+}
 func (b *rcB) deleting() *rcB {
 	ts := metav1.NewTime(now)
 	b.rc.DeletionTimestamp = &ts

@@ -190,7 +190,9 @@ func status(rc *corev1.ReplicationController, active []*corev1.Pod, now time.Tim
 		Conditions:         rc.Status.Conditions,
 	}
 	var tmpl labels.ValidatedSetSelector // empty: every pod is fully labelled
-	if rc.Spec.Template != nil {
+	if rc.Spec.Template != nil && !maps.Equal(rc.Spec.Template.Labels, rc.Spec.Selector) {
+		// The active pods match the selector; when the template's labels are the
+		// selector (the usual RC), they are fully labelled already.
 		tmpl = rc.Spec.Template.Labels
 	}
 	for _, p := range active {

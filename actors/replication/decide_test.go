@@ -89,6 +89,18 @@ func TestDecide(t *testing.T) {
 			wantStatus: corev1.ReplicationControllerStatus{ObservedGeneration: 1},
 		},
 		{
+			name:       "a pod with the selector's labels but not all the template's is not fully labelled",
+			rc:         newRC("web", 1).obj(),
+			pods:       []*corev1.Pod{newPod("web-a", rc).labels(map[string]string{"app": "web"}).obj()},
+			wantStatus: corev1.ReplicationControllerStatus{Replicas: 1, FullyLabeledReplicas: 0, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: 1},
+		},
+		{
+			name:       "template labels equal to the selector: every matching pod is fully labelled",
+			rc:         newRC("web", 1).templateLabels(map[string]string{"app": "web"}).obj(),
+			pods:       []*corev1.Pod{newPod("web-a", rc).labels(map[string]string{"app": "web", "extra": "x"}).obj()},
+			wantStatus: corev1.ReplicationControllerStatus{Replicas: 1, FullyLabeledReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1, ObservedGeneration: 1},
+		},
+		{
 			name: "adopts orphans (the Cassandra example), not pods of another controller",
 			rc:   rc,
 			pods: []*corev1.Pod{
