@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubeactor/kubeactor/nodeagent/podsync"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
 
@@ -30,14 +31,19 @@ func (a *Agent) find(namespace, name string) (*worker, *corev1.Pod, bool) {
 	return nil, nil, false
 }
 
+// observe is what the engine has of a pod this agent runs.
+func (h Host) observe(namespace, pod string) (podsync.Observed, error) {
+	_, p, ok := h.a.find(namespace, pod)
+	if !ok {
+		return podsync.Observed{}, runtime.NotFound(fmt.Sprintf("pod %s/%s", namespace, pod))
+	}
+	return h.a.observe(context.Background(), p.UID)
+}
+
 // ContainerID resolves a container of a pod to its engine id: the latest instance,
 // or with previous the one before it.
 func (h Host) ContainerID(namespace, pod, container string, previous bool) (string, error) {
-	_, p, ok := h.a.find(namespace, pod)
-	if !ok {
-		return "", runtime.NotFound(fmt.Sprintf("pod %s/%s", namespace, pod))
-	}
-	obs, err := h.a.observe(context.Background(), p.UID)
+	obs, err := h.observe(namespace, pod)
 	if err != nil {
 		return "", err
 	}
@@ -62,11 +68,7 @@ func (h Host) ContainerID(namespace, pod, container string, previous bool) (stri
 
 // PodIP is the IP of a pod's infra container.
 func (h Host) PodIP(namespace, pod string) (string, error) {
-	_, p, ok := h.a.find(namespace, pod)
-	if !ok {
-		return "", runtime.NotFound(fmt.Sprintf("pod %s/%s", namespace, pod))
-	}
-	obs, err := h.a.observe(context.Background(), p.UID)
+	obs, err := h.observe(namespace, pod)
 	if err != nil {
 		return "", err
 	}
