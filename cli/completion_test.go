@@ -93,6 +93,41 @@ COMP_WORDS=(kubeactor get --watch-o); COMP_CWORD=2; _kubeactor; echo "${COMPREPL
 	}
 }
 
+// TestFishCompletionRuns loads the fish script and asks fish for the completions of a
+// command name and of a flag, with no server needed.
+func TestFishCompletionRuns(t *testing.T) {
+	if _, err := exec.LookPath("fish"); err != nil {
+		t.Skip("fish is not installed")
+	}
+	path := filepath.Join(t.TempDir(), "script")
+	if err := os.WriteFile(path, []byte(fishScript(visibleCommands(testModel(t)))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		line string
+		want []string
+	}{
+		{"kubeactor ap", []string{"api-versions", "apply"}},
+		{"kubeactor get --watch-o", []string{"--watch-only"}},
+		{"kubeactor config use", []string{"use-context"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			out, err := exec.Command("fish", "-c", `source $argv[1]; complete -C $argv[2]`, path, tt.line).Output()
+			if err != nil {
+				t.Fatalf("fish: %v\n%s", err, out)
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				got = append(got, strings.SplitN(l, "\t", 2)[0]) // candidate, then its description
+			}
+			if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+				t.Fatalf("completions %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestPlanCompletion(t *testing.T) {
 	app := testModel(t)
 	tests := []struct {
