@@ -84,7 +84,8 @@ func BenchmarkWatchFanout(b *testing.B) {
 		var writers sync.WaitGroup
 		var failed atomic.Int64
 		createLat := make([]time.Duration, events) // each create's own latency
-		for w := 0; w < 256; w++ {                 // enough senders that create latency never paces the writer
+		// Enough senders that create latency never paces the writer.
+		for w := 0; w < 256; w++ {
 			writers.Add(1)
 			go func() {
 				defer writers.Done()
