@@ -199,9 +199,9 @@ func status(rc *corev1.ReplicationController, active []*corev1.Pod, now time.Tim
 		if tmpl.Matches(labels.Set(p.Labels)) {
 			st.FullyLabeledReplicas++
 		}
-		if isReady(p) {
+		if c := readyCondition(p); c != nil && c.Status == corev1.ConditionTrue {
 			st.ReadyReplicas++
-			if isAvailable(p, rc.Spec.MinReadySeconds, now) {
+			if readyLongEnough(c, rc.Spec.MinReadySeconds, now) {
 				st.AvailableReplicas++
 			}
 		}
@@ -231,13 +231,15 @@ func isReady(p *corev1.Pod) bool {
 
 // isAvailable: ready for at least minReady seconds.
 func isAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
-	if !isReady(p) {
-		return false
-	}
+	return isReady(p) && readyLongEnough(readyCondition(p), minReady, now)
+}
+
+// readyLongEnough: the Ready condition c (true) has held for minReady seconds.
+func readyLongEnough(c *corev1.PodCondition, minReady int32, now time.Time) bool {
 	if minReady == 0 {
 		return true
 	}
-	since := readyCondition(p).LastTransitionTime
+	since := c.LastTransitionTime
 	return !since.IsZero() && !now.Before(since.Add(time.Duration(minReady)*time.Second))
 }
 
