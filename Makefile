@@ -43,9 +43,10 @@ tools:
 	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 ## bench: every benchmark, printing JSON figures (one object per benchmark). Package
-## benchmarks scale with b.N; the e2e ones run whole scenarios once each.
+## benchmarks scale with b.N; the e2e ones run whole scenarios once each. Packages run
+## one at a time (-p 1): two packages' benchmarks at once would share the 2 cores.
 bench: build
-	{ $(GO) test -run '^$$' -bench . -timeout 30m $(UNIT); \
+	{ $(GO) test -p 1 -run '^$$' -bench . -timeout 30m $(UNIT); \
 	  KUBEACTOR_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./e2e/...; } | $(GO) run ./.ci/benchjson
 
 ## images: the pause, testserver and busybox images, built into the local Docker engine.
