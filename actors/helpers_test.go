@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeactor/kubeactor/persistence"
+
+	"github.com/kubeactor/kubeactor/internal/poll"
 )
 
 // newObject maps a plural resource to an empty object of its type.
@@ -136,19 +138,7 @@ func ptr[T any](v T) *T { return &v }
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		pollWait()
-	}
-}
-
-// pollWait is the interval between two looks of eventually.
-func pollWait() {
-	t := time.NewTimer(5 * time.Millisecond)
-	<-t.C
+	poll.UntilTrue(t, within, what, cond)
 }
 
 func gone(st *persistence.Store, k persistence.Key) bool {

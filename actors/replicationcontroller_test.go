@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeactor/kubeactor/persistence"
+
+	"github.com/kubeactor/kubeactor/internal/poll"
 )
 
 func rcKey(ns, name string) persistence.Key {
@@ -50,17 +52,7 @@ func rcPods(st *persistence.Store, ns, rc string) (owned []*corev1.Pod, all []*c
 
 func waitFor(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		<-time.After(5 * time.Millisecond)
-	}
+	poll.Until(t, 20*time.Second, what, check)
 }
 
 // activeOwned counts an RC's pods that are not terminating.

@@ -16,6 +16,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubeactor/kubeactor/internal/poll"
 )
 
 // startServer runs a real kubeactor server in the test process on a free port and
@@ -72,17 +74,7 @@ func (s *syncBuffer) String() string {
 // eventually polls check until it returns nil or the deadline passes.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		<-time.After(20 * time.Millisecond)
-	}
+	poll.Until(t, 20*time.Second, what, check)
 }
 
 func TestModifiedConfigurationMatchesKubectl(t *testing.T) {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,27 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/printers"
-)
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the golden files under testdata/")
+	goldenfile "github.com/kubeactor/kubeactor/internal/golden"
+)
 
 // golden compares got with testdata/name, or rewrites it under -rewrite.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *rewrite {
-		if err := os.WriteFile(path, got, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -rewrite to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("output differs from %s (-rewrite to update)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 func readTestdata(t *testing.T, name string) []byte {

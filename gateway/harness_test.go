@@ -20,6 +20,8 @@ import (
 	"github.com/kubeactor/kubeactor/actors"
 	"github.com/kubeactor/kubeactor/gateway/resource"
 	"github.com/kubeactor/kubeactor/persistence"
+
+	"github.com/kubeactor/kubeactor/internal/poll"
 )
 
 // harness is a running API server on a real in-memory store and actor system.
@@ -133,17 +135,7 @@ func testCtx(t testing.TB) context.Context {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
-		case <-tick.C:
-		}
-	}
+	poll.UntilTrue(t, 10*time.Second, what, cond)
 }
 
 // podBuilder builds test pods.

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/vfs"
+
+	"github.com/kubeactor/kubeactor/internal/poll"
 )
 
 // TestCrashKeepsExactlyTheAcknowledgedWrites simulates kill -9 during concurrent
@@ -126,15 +128,5 @@ func TestCrashKeepsExactlyTheAcknowledgedWrites(t *testing.T) {
 // waitFor polls cond until it holds, failing after a deadline.
 func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-tick.C:
-		case <-deadline.C:
-			t.Fatal("condition not reached before the deadline")
-		}
-	}
+	poll.UntilTrue(t, 10*time.Second, "the condition", cond)
 }

@@ -1,8 +1,6 @@
 package replication
 
 import (
-	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,9 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
-)
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected plans of testdata/*.yaml")
+	"github.com/kubeactor/kubeactor/internal/golden"
+)
 
 // scenario is the input of one testdata file: an RC, the pods its actor knows, the
 // expectations left by earlier plans and pod events observed since, at a time.
@@ -54,20 +52,7 @@ func TestScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := strings.TrimSuffix(in, ".yaml") + ".plan.yaml"
-			if *rewrite {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -rewrite to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("plan of %s differs from %s (run with -rewrite after checking):\n%s", in, golden, got)
-			}
+			golden.Check(t, strings.TrimSuffix(in, ".yaml")+".plan.yaml", got)
 		})
 	}
 }

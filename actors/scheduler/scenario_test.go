@@ -3,7 +3,6 @@ package scheduler
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"math/rand"
 	"os"
@@ -15,9 +14,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
+	"github.com/kubeactor/kubeactor/internal/golden"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the .golden files of testdata/scenarios")
 
 // scenario is a cluster and a sequence of steps; each schedule step's decision is
 // assumed, as the scheduler actor does, so later steps see it.
@@ -127,20 +125,7 @@ func TestScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := run(t, sc)
-			golden := strings.TrimSuffix(file, ".yaml") + ".golden"
-			if *rewrite {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -rewrite to create it)", err)
-			}
-			if got != string(want) {
-				t.Fatalf("%s differs (run with -rewrite to accept):\n--- got\n%s--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(file, ".yaml")+".golden", []byte(got))
 		})
 	}
 }

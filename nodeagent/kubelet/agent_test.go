@@ -17,6 +17,8 @@ import (
 	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
 	"github.com/kubeactor/kubeactor/nodeagent/podsync"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
+
+	"github.com/kubeactor/kubeactor/internal/poll"
 )
 
 const (
@@ -53,17 +55,7 @@ func runAgent(t *testing.T) (*fakeEngine, kubernetes.Interface) {
 // eventually polls check until it passes or 10 s have gone by.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		<-time.After(20 * time.Millisecond)
-	}
+	poll.Until(t, 10*time.Second, what, check)
 }
 
 func testPod(name string, policy corev1.RestartPolicy) *corev1.Pod {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/kubeactor/kubeactor/internal/poll"
 )
 
 // The tests in this file use the real kernel and the local Docker engine. Two
@@ -181,17 +183,7 @@ func echoFrom(pid int, addr, msg string) (string, error) {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		<-time.After(100 * time.Millisecond)
-	}
+	poll.Until(t, 20*time.Second, what, cond)
 }
 
 // hostVeths lists the veths on the bridge of a host namespace.

@@ -2,7 +2,6 @@ package podsync
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,10 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubeactor/kubeactor/internal/golden"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite testdata/*.golden.yaml")
 
 // scenario is one testdata file: a pod, what the engine holds for it, and the
 // agent's inputs at a time.
@@ -112,20 +110,7 @@ func TestScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := strings.TrimSuffix(in, ".yaml") + ".golden.yaml"
-			if *rewrite {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -rewrite to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("result of %s differs from %s (run with -rewrite after checking):\n%s", in, golden, got)
-			}
+			golden.Check(t, strings.TrimSuffix(in, ".yaml")+".golden.yaml", got)
 		})
 	}
 	if ran == 0 {

@@ -1,34 +1,19 @@
 package proxy
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-)
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata")
+	goldenfile "github.com/kubeactor/kubeactor/internal/golden"
+)
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *rewrite {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -rewrite): %v", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name+".golden"), []byte(got))
 }
 
 func TestIPTablesRules(t *testing.T) {

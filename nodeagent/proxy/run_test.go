@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubeactor/kubeactor/internal/poll"
 )
 
 func fakeClientset() *fake.Clientset { return fake.NewClientset() }
@@ -38,15 +40,7 @@ func deleteService(t *testing.T, cs kubernetes.Interface, ns, name string) {
 // waitFor polls cond until it holds or a deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
+	poll.UntilTrue(t, 20*time.Second, what, cond)
 }
 
 func TestConfigDefaults(t *testing.T) {

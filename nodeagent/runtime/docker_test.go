@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -17,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kubeactor/kubeactor/internal/poll"
 )
 
 // These tests drive the real local Docker engine with the images from
@@ -123,17 +126,16 @@ func run(t *testing.T, d *Docker, cfg ContainerConfig, startIt bool) string {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var lastErr error
-	for time.Now().Before(deadline) {
+	poll.Until(t, timeout, what, func() error {
 		ok, err := cond()
 		if ok {
-			return
+			return nil
 		}
-		lastErr = err
-		<-time.After(50 * time.Millisecond) // the poll interval
-	}
-	t.Fatalf("timed out waiting for %s (last error: %v)", what, lastErr)
+		if err == nil {
+			err = errors.New("not yet")
+		}
+		return err
+	})
 }
 
 func waitExited(t *testing.T, d *Docker, id string) Container {

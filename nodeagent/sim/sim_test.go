@@ -16,22 +16,14 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
+
+	"github.com/kubeactor/kubeactor/internal/poll"
 )
 
 // eventually polls check until it returns nil or the deadline passes.
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		<-time.After(10 * time.Millisecond)
-	}
+	poll.Until(t, 20*time.Second, what, check)
 }
 
 // TestSimulatorLifecycle runs the simulator's plumbing under -race against client-go's
