@@ -1,14 +1,10 @@
 package replication
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubeactor/kubeactor/internal/golden"
 )
@@ -26,33 +22,11 @@ type scenario struct {
 // TestScenarios runs testdata/NAME.yaml through Decide and compares the plan with
 // testdata/NAME.plan.yaml (rewritten with -rewrite). Pod names come from a counter.
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range files {
-		if strings.HasSuffix(in, ".plan.yaml") {
-			continue
+	golden.Scenarios(t, "testdata", ".plan.yaml", func(t *testing.T, sc scenario) []byte {
+		exp := sc.Expectations
+		for _, ev := range sc.Events {
+			exp = exp.Observe(ev)
 		}
-		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sc scenario
-			if err := yaml.UnmarshalStrict(raw, &sc); err != nil {
-				t.Fatalf("%s: %v", in, err)
-			}
-			exp := sc.Expectations
-			for _, ev := range sc.Events {
-				exp = exp.Observe(ev)
-			}
-			got, err := yaml.Marshal(Decide(sc.RC, sc.Pods, exp, counter(), sc.Now))
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, strings.TrimSuffix(in, ".yaml")+".plan.yaml", got)
-		})
-	}
+		return golden.YAML(t, Decide(sc.RC, sc.Pods, exp, counter(), sc.Now))
+	})
 }

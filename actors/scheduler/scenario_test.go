@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
 	"github.com/kubeactor/kubeactor/internal/golden"
@@ -110,24 +107,9 @@ func (s podSpec) obj() *corev1.Pod {
 }
 
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/scenarios/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sc scenario
-			if err := yaml.UnmarshalStrict(data, &sc); err != nil {
-				t.Fatal(err)
-			}
-			got := run(t, sc)
-			golden.Check(t, strings.TrimSuffix(file, ".yaml")+".golden", []byte(got))
-		})
-	}
+	golden.Scenarios(t, "testdata/scenarios", ".golden", func(t *testing.T, sc scenario) []byte {
+		return []byte(run(t, sc))
+	})
 }
 
 func run(t *testing.T, sc scenario) string {

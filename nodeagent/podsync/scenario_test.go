@@ -2,10 +2,7 @@ package podsync
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -86,36 +83,9 @@ type result struct {
 // the plan's waiting reasons added to the scenario's, and compares both with
 // testdata/NAME.golden.yaml (rewritten with -rewrite).
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ran := 0
-	for _, in := range files {
-		if strings.HasSuffix(in, ".golden.yaml") {
-			continue
-		}
-		ran++
-		name := strings.TrimSuffix(filepath.Base(in), ".yaml")
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sc scenario
-			if err := yaml.UnmarshalStrict(raw, &sc); err != nil {
-				t.Fatalf("%s: %v", in, err)
-			}
-			got, err := yaml.Marshal(run(t, sc))
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, strings.TrimSuffix(in, ".yaml")+".golden.yaml", got)
-		})
-	}
-	if ran == 0 {
-		t.Fatal("no scenarios in testdata")
-	}
+	golden.Scenarios(t, "testdata", ".golden.yaml", func(t *testing.T, sc scenario) []byte {
+		return golden.YAML(t, run(t, sc))
+	})
 }
 
 func run(t *testing.T, sc scenario) result {
