@@ -91,7 +91,8 @@ func encodeProtobuf(obj runtime.Object) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// event writes one event; obj is the object's cached JSON.
+// event writes one event with the item's cached encoding: its stored JSON, or its
+// protobuf made once for every protobuf watcher.
 func (ws *watchStream) event(typ string, it *persistence.Item) error {
 	if ws.proto {
 		data := it.Encoded(encodeProtobuf)
@@ -124,7 +125,9 @@ func (ws *watchStream) frame(typ string, obj []byte) error {
 		if err != nil {
 			return fmt.Errorf("encode watch event: %w", err)
 		}
-		ws.w.Write(binary.BigEndian.AppendUint32(nil, uint32(len(data))))
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(data)))
+		ws.w.Write(n[:])
 		_, err = ws.w.Write(data)
 		return err
 	}
