@@ -209,12 +209,7 @@ func (s *Store) publish(events []Event, rev, compact int64) {
 		}
 		s.modRev[k.Resource] = ev.Item.Revision
 	}
-	s.ring.append(events)
-	if compact > s.compactRev {
-		s.compactRev = compact
-		s.ring.trim(compact)
-	}
+	s.compactRev = max(s.compactRev, compact)
 	s.rev.Store(rev)
-	close(s.notify)
-	s.notify = make(chan struct{})
+	s.advanceLog(events, compact, false)
 }

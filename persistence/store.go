@@ -62,10 +62,10 @@ type Store struct {
 	modRev     map[string]int64 // per resource: revision of its last change
 	compactRev int64            // change-log entries with revision <= compactRev are gone
 	modFloor   int64            // modRev is exact only for changes after this revision
-	ring       ring
-	notify     chan struct{} // closed and replaced on every publish
-	shut       bool
 	snaps      snapshotCache
+
+	// changes is the change log as watchers read it, without taking mu (see logView).
+	changes atomic.Pointer[logView]
 }
 
 // Open opens (or creates) a store and loads its state.
@@ -115,7 +115,6 @@ func Open(opts Options) (*Store, error) {
 		latest:      make(map[Key]*Item),
 		trees:       make(map[string]*btree.BTreeG[*Item]),
 		modRev:      make(map[string]int64),
-		notify:      make(chan struct{}),
 	}
 	if err := s.load(); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", dir, err), db.Close())
@@ -139,8 +138,7 @@ func (s *Store) Close() error {
 	<-s.stopped
 
 	s.mu.Lock()
-	s.shut = true
-	close(s.notify)
+	s.advanceLog(nil, 0, true)
 	s.mu.Unlock()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close store: %w", err)
@@ -284,7 +282,7 @@ func (s *Store) load() error {
 	if err != nil {
 		return fmt.Errorf("load change log: %w", err)
 	}
-	s.ring.append(events)
+	s.changes.Store(&logView{events: events, compactRev: compact, notify: make(chan struct{})})
 	return nil
 }
 

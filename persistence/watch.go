@@ -3,32 +3,47 @@ package persistence
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 )
 
-// ring is the in-memory change log: every event with revision > compactRev, in
-// order. Event number firstSeq+i is events[i]; watchers keep their own cursor.
-type ring struct {
-	events   []Event
-	firstSeq int64
+// logView is the in-memory change log as of one publish: every event with revision >
+// compactRev, in order; event number firstSeq+i is events[i]. Watchers read views
+// without a lock, so that a thousand of them waking at every commit never hold up the
+// committer: a published view is never changed. The committer makes the next view by
+// appending past the end of the current one (an index no published view can read) and,
+// when the log is compacted, by copying the events it keeps into a new array.
+type logView struct {
+	events     []Event
+	firstSeq   int64
+	compactRev int64
+	notify     chan struct{} // closed when the next view is published
+	shut       bool          // the store is closed: no view follows
 }
 
-func (r *ring) append(evs []Event) { r.events = append(r.events, evs...) }
-
-func (r *ring) nextSeq() int64 { return r.firstSeq + int64(len(r.events)) }
+func (v *logView) nextSeq() int64 { return v.firstSeq + int64(len(v.events)) }
 
 // after is the sequence number of the first event with revision > rev.
-func (r *ring) after(rev int64) int64 {
-	i := sort.Search(len(r.events), func(i int) bool { return r.events[i].Item.Revision > rev })
-	return r.firstSeq + int64(i)
+func (v *logView) after(rev int64) int64 {
+	i := sort.Search(len(v.events), func(i int) bool { return v.events[i].Item.Revision > rev })
+	return v.firstSeq + int64(i)
 }
 
-// trim drops the events with revision <= rev.
-func (r *ring) trim(rev int64) {
-	n := int(r.after(rev) - r.firstSeq)
-	clear(r.events[:n]) // let the items go
-	r.events = r.events[n:]
-	r.firstSeq += int64(n)
+// advanceLog publishes the view with events appended and the entries up to compact
+// dropped, and wakes the watchers waiting on the current one. Only the committer
+// calls it (and Close, after the committer stopped), under s.mu.
+func (s *Store) advanceLog(events []Event, compact int64, shut bool) {
+	cur := s.changes.Load()
+	next := &logView{events: append(cur.events, events...), firstSeq: cur.firstSeq,
+		compactRev: cur.compactRev, notify: make(chan struct{}), shut: shut}
+	if compact > next.compactRev {
+		n := int(next.after(compact) - next.firstSeq)
+		next.events = slices.Clone(next.events[n:]) // the dropped items can go once no reader holds cur
+		next.firstSeq += int64(n)
+		next.compactRev = compact
+	}
+	s.changes.Store(next)
+	close(cur.notify)
 }
 
 // Watcher delivers the events of one resource after a revision.
@@ -46,12 +61,11 @@ type Watcher struct {
 // than the change log keeps, i.e. when an event after from is already gone. To
 // watch from now, pass Revision() or a snapshot's revision.
 func (s *Store) Watch(ctx context.Context, resource, namespace string, from int64) (*Watcher, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if from < s.compactRev {
-		return nil, fmt.Errorf("watch %s from %d (oldest kept %d): %w", resource, from, s.compactRev+1, ErrCompacted)
+	v := s.changes.Load()
+	if from < v.compactRev {
+		return nil, fmt.Errorf("watch %s from %d (oldest kept %d): %w", resource, from, v.compactRev+1, ErrCompacted)
 	}
-	return &Watcher{s: s, ctx: ctx, resource: resource, namespace: namespace, from: from, cursor: s.ring.after(from)}, nil
+	return &Watcher{s: s, ctx: ctx, resource: resource, namespace: namespace, from: from, cursor: v.after(from)}, nil
 }
 
 // Next blocks until at least one event is available and returns all that are, in
@@ -59,31 +73,27 @@ func (s *Store) Watch(ctx context.Context, resource, namespace string, from int6
 // ErrCompacted when the watcher fell behind the change log window, and ErrClosed
 // once the store is closed. A Watcher is used by one goroutine at a time.
 func (w *Watcher) Next(ctx context.Context) ([]Event, error) {
-	s := w.s
 	for {
-		s.mu.RLock()
-		if w.cursor < s.ring.firstSeq {
-			s.mu.RUnlock()
+		v := w.s.changes.Load()
+		if w.cursor < v.firstSeq {
 			return nil, fmt.Errorf("watch %s: %w", w.resource, ErrCompacted)
 		}
 		var out []Event
-		for _, ev := range s.ring.events[w.cursor-s.ring.firstSeq:] {
+		for _, ev := range v.events[w.cursor-v.firstSeq:] {
 			if ev.Item.Key.Resource == w.resource && ev.Item.Revision > w.from &&
 				(w.namespace == "" || ev.Item.Key.Namespace == w.namespace) {
 				out = append(out, ev)
 			}
 		}
-		w.cursor = s.ring.nextSeq()
-		notify, shut := s.notify, s.shut
-		s.mu.RUnlock()
+		w.cursor = v.nextSeq()
 		if len(out) > 0 {
 			return out, nil
 		}
-		if shut {
+		if v.shut {
 			return nil, fmt.Errorf("watch %s: %w", w.resource, ErrClosed)
 		}
 		select {
-		case <-notify:
+		case <-v.notify:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-w.ctx.Done():
