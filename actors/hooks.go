@@ -29,6 +29,9 @@ type hook struct {
 	sync func(a *objectActor, ctx actorContext)
 	// answered sees each answer to a write the actor asked of another actor.
 	answered func(a *objectActor, r *reply)
+	// resyncLater tells whether a resync from a feed may wait for the sync the
+	// kind's own progress is about to queue (it then notes that one is owed).
+	resyncLater func(a *objectActor) bool
 }
 
 var (
@@ -36,7 +39,7 @@ var (
 	podHook     = &hook{grace: podGrace}
 	nsHook      = &hook{hold: true, terminate: terminateNamespace, settle: settleNamespace}
 	rcHook      = &hook{holdFor: rcHolds, terminate: terminateRC, deleted: rcDeleted,
-		settle: settleRC, sync: syncRC, answered: rcAnswered}
+		settle: settleRC, sync: syncRC, answered: rcAnswered, resyncLater: rcResyncLater}
 	nodeHook    = &hook{settle: settleNode, sync: syncNode, deleted: nodeDeleted}
 	serviceHook = &hook{settle: settleService, sync: syncService, answered: serviceAnswered, deleted: serviceDeleted}
 )

@@ -126,7 +126,9 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		}
 	case *resyncRequest:
 		a.begin(msg.trace)
-		a.queueResync(ctx)
+		if a.hook.resyncLater == nil || !a.hook.resyncLater(a) {
+			a.queueResync(ctx)
+		}
 	case *syncNow:
 		a.syncQueued, a.cell.paced = false, nil
 		if a.obj != nil && a.hook.sync != nil {

@@ -47,6 +47,9 @@ type rcState struct {
 	// sent maps a pod to the write (create or delete) awaiting its answer, so the
 	// answer records the right event.
 	sent map[string]string
+	// owed says that resyncs from the pod feed were put off until the answers to the
+	// last sync's writes are in (see rcResyncLater).
+	owed bool
 }
 
 // Pod writes an RC's actor asks for, in rcState.sent.
@@ -136,12 +139,27 @@ func rcAnswered(a *objectActor, r *reply) {
 	a.fields(a.cell.trace).WithField("error", r.err).Warn("pod write refused")
 }
 
-// settleRC syncs the RC when its own object changed or a refused write changed its
-// expectations; changes to its pods come as resyncs from the pod feed.
+// settleRC syncs the RC when its own object changed, a refused write changed its
+// expectations, or a resync was put off; changes to its pods come as resyncs from
+// the pod feed.
 func settleRC(a *objectActor, ctx actorContext) {
-	if st := rcStateOf(a); st.dirty || st.synced != a.rev {
+	if st := rcStateOf(a); st.dirty || st.synced != a.rev || (st.owed && a.outstanding == 0) {
 		a.queueSync(ctx)
 	}
+}
+
+// rcResyncLater puts off a resync from the pod feed while the RC awaits answers to its
+// creates or deletes: until they are in, a sync could only recount the pods (the
+// expectations hold new writes back), and a scale-up of 30,000 pods would recount
+// them after every few of its own creates. The last answer settles the RC, which then
+// syncs once and sees every change.
+func rcResyncLater(a *objectActor) bool {
+	st := rcStateOf(a)
+	if a.outstanding == 0 || st.exp.Pending() == 0 {
+		return false
+	}
+	st.owed = true
+	return true
 }
 
 // rcRecordAnswer records the event of an answered pod create or delete, as the
@@ -173,7 +191,7 @@ func syncRC(a *objectActor, ctx actorContext) {
 	pods := a.env.pods(rc.Namespace)
 	if rc.DeletionTimestamp != nil {
 		a.finishRC(ctx, rc, pods)
-		st.synced, st.dirty = a.rev, false
+		st.synced, st.dirty, st.owed = a.rev, false, false
 		return
 	}
 	st.exp = st.exp.ObserveState(pods)
@@ -211,7 +229,7 @@ func syncRC(a *objectActor, ctx actorContext) {
 		requeue = plan.Requeue
 	}
 	a.syncAt(ctx, requeue)
-	st.synced, st.dirty = a.rev, false
+	st.synced, st.dirty, st.owed = a.rev, false, false
 }
 
 // finishRC deals with the pods of an RC held for deletion (Orphan or Foreground) and
