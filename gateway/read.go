@@ -64,6 +64,7 @@ type selection struct {
 	res    *resource.Resource
 	labels labels.Selector
 	fields fields.Selector
+	all    bool // neither selector restricts: asked per event of every watch
 }
 
 // parseSelection parses and checks the selectors of a list or watch; name, when not
@@ -89,11 +90,11 @@ func parseSelection(r *resource.Resource, labelSelector, fieldSelector, name str
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
 		}
 	}
-	return &selection{res: r, labels: ls, fields: fs}, nil
+	return &selection{res: r, labels: ls, fields: fs, all: ls.Empty() && fs.Empty()}, nil
 }
 
 // everything reports whether the selection matches every object.
-func (sel *selection) everything() bool { return sel.labels.Empty() && sel.fields.Empty() }
+func (sel *selection) everything() bool { return sel.all }
 
 // matches reports whether obj is selected.
 func (sel *selection) matches(obj runtime.Object) bool {
