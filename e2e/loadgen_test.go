@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net"
-	"net/http/httputil"
 	"net/url"
 	"strconv"
 	"time"
@@ -84,8 +84,8 @@ func (c *rawClient) post(path string, body []byte) (int, error) {
 
 func (c *rawClient) close() { _ = c.conn.Close() }
 
-// watch sends a GET for a watch and returns a reader of its (de-chunked) body.
-func (c *rawClient) watch(path string) (*bufio.Reader, error) {
+// watch sends a GET for a watch and returns a reader of its body's lines.
+func (c *rawClient) watch(path string) (*chunkLines, error) {
 	if _, err := fmt.Fprintf(c.conn, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, c.host); err != nil {
 		return nil, err
 	}
@@ -112,5 +112,44 @@ func (c *rawClient) watch(path string) (*bufio.Reader, error) {
 	if !chunked {
 		return nil, fmt.Errorf("watch: response is not chunked")
 	}
-	return bufio.NewReaderSize(httputil.NewChunkedReader(c.r), 64<<10), nil
+	return &chunkLines{r: c.r}, nil
+}
+
+// chunkLines reads the lines of a chunked body straight from the connection's buffer:
+// the server ends every chunk of a watch at an event's newline, so a line never spans
+// two chunks. (httputil's ChunkedReader under a second bufio.Reader copied every byte
+// once more: an eighth of the thousand watchers' CPU in the fan-out benchmark.)
+type chunkLines struct {
+	r    *bufio.Reader
+	left int // bytes of the current chunk not read yet
+}
+
+// ReadSlice returns the next line, as bufio.Reader.ReadSlice does: it is valid until
+// the next read, and a line longer than the buffer comes in parts with ErrBufferFull.
+func (c *chunkLines) ReadSlice(delim byte) ([]byte, error) {
+	for c.left == 0 {
+		head, err := c.r.ReadSlice('\n')
+		if err != nil {
+			return nil, err
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(head)), 16, 64)
+		if err != nil {
+			return nil, fmt.Errorf("chunk size %q: %w", head, err)
+		}
+		if n == 0 {
+			return nil, io.EOF
+		}
+		c.left = int(n)
+	}
+	line, err := c.r.ReadSlice(delim)
+	if len(line) > c.left {
+		return nil, fmt.Errorf("a line crosses the end of its chunk")
+	}
+	c.left -= len(line)
+	if c.left == 0 && err == nil {
+		if _, err := c.r.Discard(2); err != nil { // the CRLF after the chunk's data
+			return nil, err
+		}
+	}
+	return line, err
 }
