@@ -115,41 +115,64 @@ func (c *rawClient) watch(path string) (*chunkLines, error) {
 	return &chunkLines{r: c.r}, nil
 }
 
-// chunkLines reads the lines of a chunked body straight from the connection's buffer:
-// the server ends every chunk of a watch at an event's newline, so a line never spans
-// two chunks. (httputil's ChunkedReader under a second bufio.Reader copied every byte
-// once more: an eighth of the thousand watchers' CPU in the fan-out benchmark.)
+// chunkLines reads the lines of a chunked body straight from the connection's buffer.
+// (httputil's ChunkedReader under a second bufio.Reader copied every byte once more:
+// an eighth of the thousand watchers' CPU in the fan-out benchmark.) A line is
+// copied only when it spans two chunks, which the server's large flushes can make.
 type chunkLines struct {
 	r    *bufio.Reader
-	left int // bytes of the current chunk not read yet
+	left int    // bytes of the current chunk not read yet
+	crlf bool   // the CRLF that ends the last chunk's data is still to be skipped
+	line []byte // a line gathered across chunks
 }
 
-// ReadSlice returns the next line, as bufio.Reader.ReadSlice does: it is valid until
-// the next read, and a line longer than the buffer comes in parts with ErrBufferFull.
+// ReadSlice returns the next line including delim, as bufio.Reader.ReadSlice does: it
+// is valid until the next read.
 func (c *chunkLines) ReadSlice(delim byte) ([]byte, error) {
-	for c.left == 0 {
-		head, err := c.r.ReadSlice('\n')
-		if err != nil {
-			return nil, err
+	c.line = c.line[:0]
+	for {
+		if c.crlf {
+			if _, err := c.r.Discard(2); err != nil {
+				return nil, err
+			}
+			c.crlf = false
 		}
-		n, err := strconv.ParseInt(string(bytes.TrimSpace(head)), 16, 64)
-		if err != nil {
-			return nil, fmt.Errorf("chunk size %q: %w", head, err)
+		if c.left == 0 {
+			head, err := c.r.ReadSlice('\n')
+			if err != nil {
+				return nil, err
+			}
+			n, err := strconv.ParseInt(string(bytes.TrimSpace(head)), 16, 64)
+			if err != nil {
+				return nil, fmt.Errorf("chunk size %q: %w", head, err)
+			}
+			if n == 0 {
+				return nil, io.EOF
+			}
+			c.left = int(n)
 		}
-		if n == 0 {
-			return nil, io.EOF
+		if c.r.Buffered() == 0 {
+			if _, err := c.r.Peek(1); err != nil {
+				return nil, err
+			}
 		}
-		c.left = int(n)
+		avail, _ := c.r.Peek(min(c.left, c.r.Buffered()))
+		part := avail
+		i := bytes.IndexByte(avail, delim)
+		if i >= 0 {
+			part = avail[:i+1]
+		}
+		_, _ = c.r.Discard(len(part)) // buffered: part stays valid until the next read
+		c.left -= len(part)
+		c.crlf = c.left == 0
+		switch {
+		case i >= 0 && len(c.line) == 0:
+			return part, nil
+		case i >= 0:
+			c.line = append(c.line, part...)
+			return c.line, nil
+		default:
+			c.line = append(c.line, part...)
+		}
 	}
-	line, err := c.r.ReadSlice(delim)
-	if len(line) > c.left {
-		return nil, fmt.Errorf("a line crosses the end of its chunk")
-	}
-	c.left -= len(line)
-	if c.left == 0 && err == nil {
-		if _, err := c.r.Discard(2); err != nil { // the CRLF after the chunk's data
-			return nil, err
-		}
-	}
-	return line, err
 }
