@@ -227,20 +227,7 @@ func TestConcurrentWritersAndWatchers(t *testing.T) {
 			results <- result{ns, revs}
 		}()
 	}
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				if _, _, err := s.Apply(ctx, create(fmt.Sprintf("ns-%d", w), fmt.Sprintf("p%d", i))); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	createConcurrently(t, s, writers, each)
 	ww.Wait()
 	close(results)
 	for r := range results {
@@ -313,6 +300,17 @@ func TestWatchersReadWhileCompacting(t *testing.T) {
 			}
 		}()
 	}
+	createConcurrently(t, s, writers, each)
+	ww.Wait()
+	if _, err := s.Watch(ctx, "pods", "", start); !errors.Is(err, ErrCompacted) {
+		t.Fatalf("watch from the start after %d revisions in a window of %d: %v", writers*each, window, err)
+	}
+}
+
+// createConcurrently has `writers` goroutines each create `each` pods, writer w in
+// namespace ns-<w>, and returns when all are stored.
+func createConcurrently(t *testing.T, s *Store, writers, each int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	for w := range writers {
 		wg.Add(1)
@@ -327,8 +325,4 @@ func TestWatchersReadWhileCompacting(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	ww.Wait()
-	if _, err := s.Watch(ctx, "pods", "", start); !errors.Is(err, ErrCompacted) {
-		t.Fatalf("watch from the start after %d revisions in a window of %d: %v", writers*each, window, err)
-	}
 }
