@@ -106,7 +106,7 @@ func (s *Store) commit(group []*request) {
 		results[gi] = result{rev: rev, objs: objs}
 	}
 
-	compact := s.compactRev // only the committer changes it
+	compact := s.changes.Load().compactRev // only the committer publishes views
 	if rev > start {
 		_ = batch.Set(revKey, encodeRev(rev), nil)
 		if target := rev - s.window; target-compact >= s.compactStep {
@@ -209,7 +209,6 @@ func (s *Store) publish(events []Event, rev, compact int64) {
 		}
 		s.modRev[k.Resource] = ev.Item.Revision
 	}
-	s.compactRev = max(s.compactRev, compact)
 	s.rev.Store(rev)
 	s.advanceLog(events, compact, false)
 }

@@ -56,13 +56,12 @@ type Store struct {
 
 	rev atomic.Int64 // last published revision
 
-	mu         sync.RWMutex // guards what follows; the committer writes under it
-	latest     map[Key]*Item
-	trees      map[string]*btree.BTreeG[*Item]
-	modRev     map[string]int64 // per resource: revision of its last change
-	compactRev int64            // change-log entries with revision <= compactRev are gone
-	modFloor   int64            // modRev is exact only for changes after this revision
-	snaps      snapshotCache
+	mu       sync.RWMutex // guards what follows; the committer writes under it
+	latest   map[Key]*Item
+	trees    map[string]*btree.BTreeG[*Item]
+	modRev   map[string]int64 // per resource: revision of its last change
+	modFloor int64            // modRev is exact only for changes after this revision
+	snaps    snapshotCache
 
 	// changes is the change log as watchers read it, without taking mu (see logView).
 	changes atomic.Pointer[logView]
@@ -224,7 +223,6 @@ func (s *Store) load() error {
 		return err
 	}
 	s.rev.Store(rev)
-	s.compactRev = compact
 	s.modFloor = compact
 
 	var objs []*Item // JSON read, Object decoded below in parallel
