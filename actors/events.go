@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors/event"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/actors/lifecycle"
-	"github.com/kubeactor/kubeactor/gateway/resource"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -30,15 +30,6 @@ const DefaultEventTTL = time.Hour
 // eventTick bounds how long an event's actor waits before looking at its expiry
 // again, so that a clock that jumps is noticed within it.
 const eventTick = 10 * time.Minute
-
-// components name the source of the events an object actor of a kind records.
-var components = map[string]string{
-	"replicationcontrollers": "replication-controller",
-	"nodes":                  "node-controller",
-	"services":               "service-controller",
-	"endpoints":              "endpoint-controller",
-	"namespaces":             "namespace-controller",
-}
 
 // recordRequest asks an event's actor to count one occurrence. Nobody answers it.
 type recordRequest struct {
@@ -58,7 +49,7 @@ type eventState struct {
 var eventHook = &hook{settle: settleEvent, sync: expireEvent}
 
 // record records an event about involved on behalf of this object actor's kind
-// (source component from components), without blocking: the write is the event
+// (the kind's Controller in the table of kinds is the source component), without blocking: the write is the event
 // actor's. eventType is corev1.EventTypeNormal or corev1.EventTypeWarning; reason is
 // CamelCase (SuccessfulCreate); message is for humans. Similar events this actor
 // records are combined (see event.Aggregator). Any sender works, including the root
@@ -67,9 +58,9 @@ func (a *objectActor) record(sender actor.SenderContext, involved runtime.Object
 	if a.cell.recorder == nil {
 		a.cell.recorder = &event.Aggregator{}
 	}
-	component, ok := components[a.cell.key.Resource]
-	if !ok {
-		component = a.cell.key.Resource + "-controller"
+	component := a.cell.key.Resource + "-controller"
+	if r, ok := kinds.Lookup(a.cell.key.Resource); ok && r.Controller != "" {
+		component = r.Controller
 	}
 	a.env.recordEvent(sender, a.cell.recorder, a.cell.trace, involved, component, eventType, reason, message)
 }
@@ -108,7 +99,7 @@ func objectReference(obj runtime.Object) (corev1.ObjectReference, error) {
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	if gvk.Kind == "" {
-		kinds, _, err := resource.Scheme.ObjectKinds(obj)
+		kinds, _, err := kinds.Scheme.ObjectKinds(obj)
 		if err != nil || len(kinds) == 0 {
 			return corev1.ObjectReference{}, fmt.Errorf("event about %T: no kind: %w", obj, err)
 		}

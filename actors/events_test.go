@@ -14,7 +14,7 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors/event"
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -26,7 +26,7 @@ func storedEvents(t testing.TB, st *persistence.Store, selector string) []*corev
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, _ := resource.Lookup("events")
+	r, _ := kinds.Lookup("events")
 	var out []*corev1.Event
 	st.Snapshot("events").Ascend("", "", func(it *persistence.Item) bool {
 		if sel.Matches(r.Fields(it.Object)) {

@@ -44,23 +44,18 @@ var (
 	serviceHook = &hook{settle: settleService, sync: syncService, answered: serviceAnswered, deleted: serviceDeleted}
 )
 
+// hooks are the kinds whose object actors do more than the generic lifecycle; each
+// must be a stored kind of the table (TestHooksNameStoredKinds).
+var hooks = map[string]*hook{
+	"pods": podHook, "namespaces": nsHook, "replicationcontrollers": rcHook,
+	"nodes": nodeHook, "services": serviceHook, "events": eventHook,
+}
+
 func hookFor(resource string) *hook {
-	switch resource {
-	case "pods":
-		return podHook
-	case "namespaces":
-		return nsHook
-	case "replicationcontrollers":
-		return rcHook
-	case "nodes":
-		return nodeHook
-	case "services":
-		return serviceHook
-	case "events":
-		return eventHook
-	default:
-		return genericHook
+	if h, ok := hooks[resource]; ok {
+		return h
 	}
+	return genericHook
 }
 
 func podGrace(obj runtime.Object, requested *int64) int64 {

@@ -4,10 +4,9 @@ import (
 	"slices"
 
 	"github.com/asynkron/protoactor-go/actor"
-)
 
-// Namespaces every cluster has, which may not be deleted.
-var protectedNamespaceNames = []string{"default", "kube-system"}
+	"github.com/kubeactor/kubeactor/actors/kinds"
+)
 
 // ForbiddenError is a request refused whatever its content (deleting the default
 // namespace). The gateway answers 403 Forbidden.
@@ -30,7 +29,7 @@ var _ managerExt = protectedNamespaces{}
 func (protectedNamespaces) load(*manager) {}
 
 func (protectedNamespaces) admit(_ *manager, k objKey, msg routed, _ uint64) error {
-	if _, del := msg.(*deleteRequest); del && slices.Contains(protectedNamespaceNames, k.name) {
+	if _, del := msg.(*deleteRequest); del && slices.Contains(kinds.BootstrapNamespaces, k.name) {
 		return &ForbiddenError{Resource: "namespaces", Name: k.name, Reason: "this namespace may not be deleted"}
 	}
 	return nil

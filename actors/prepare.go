@@ -7,14 +7,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 )
 
 // prepareNew gives an object a controller creates (a pod from an RC's template, an
 // Endpoints, an Event) what the gateway gives a created one: uid, creationTimestamp,
 // the kind's defaults and create-time preparation, then its validation.
 func prepareNew(res string, obj runtime.Object, now time.Time) error {
-	r, ok := resource.Lookup(res)
+	r, ok := kinds.Lookup(res)
 	if !ok {
 		return fmt.Errorf("no %s resource", res)
 	}

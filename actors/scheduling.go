@@ -18,6 +18,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/kubeactor/kubeactor/actors/event"
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -395,7 +396,7 @@ func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
 		return
 	}
 	if pod.Spec.NodeName != "" {
-		if n := s.cache.Node(pod.Spec.NodeName); n != nil && n.HasPod(key) && podDone(pod) {
+		if n := s.cache.Node(pod.Spec.NodeName); n != nil && n.HasPod(key) && podpkg.Terminal(pod) {
 			s.changed = true
 		}
 		s.cache.SetPod(pod)
@@ -413,12 +414,8 @@ func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
 
 // pendingForUs tells whether this scheduler must place the pod.
 func pendingForUs(pod *corev1.Pod) bool {
-	return pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil && !podDone(pod) &&
+	return pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil && !podpkg.Terminal(pod) &&
 		(pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == corev1.DefaultSchedulerName)
-}
-
-func podDone(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // enqueue queues a pod for a decision now, ending any backoff.

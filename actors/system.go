@@ -9,19 +9,16 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
 
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
 // rootName is the id of the root supervisor; managers are "kubeactor/<resource>".
 const rootName = "kubeactor"
 
-// DefaultResources are the core v1 resources given actors when Options.Resources is
-// empty.
-var DefaultResources = []string{
-	"pods", "podtemplates", "replicationcontrollers", "services", "endpoints", "nodes",
-	"namespaces", "events", "limitranges", "resourcequotas", "secrets", "serviceaccounts",
-	"persistentvolumes", "persistentvolumeclaims", "configmaps",
-}
+// DefaultResources are the resources given actors when Options.Resources is empty:
+// every stored kind of the table.
+var DefaultResources = kinds.Stored()
 
 // env is what every actor of one system shares; it is immutable once Start returns
 // (managers is filled before any actor starts).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -572,4 +574,17 @@ func TestStopLeavesNoGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "goroutines to end", func() bool { return runtimeNumGoroutine() <= base })
+}
+
+// Every kind the actors treat specially is a stored kind of the table of kinds, and
+// every stored kind gets a manager by default.
+func TestHooksNameStoredKinds(t *testing.T) {
+	for name := range hooks {
+		if r, ok := kinds.Lookup(name); !ok || !r.Stored {
+			t.Errorf("hook for %q, which is not a stored kind of the table", name)
+		}
+	}
+	if !slices.Equal(DefaultResources, kinds.Stored()) {
+		t.Errorf("DefaultResources = %v, want the table's stored kinds %v", DefaultResources, kinds.Stored())
+	}
 }

@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway"
-	"github.com/kubeactor/kubeactor/gateway/resource"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -151,7 +151,7 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 
 // newObject decodes stored objects: the store knows resources by name only.
 func newObject(res string) (runtime.Object, error) {
-	r, ok := resource.Lookup(res)
+	r, ok := kinds.Lookup(res)
 	if !ok {
 		return nil, fmt.Errorf("unknown resource %q", res)
 	}

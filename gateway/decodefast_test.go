@@ -9,13 +9,13 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/randfill"
 
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 )
 
 // agreesWithStrict decodes body as a fresh object of r both ways. Whatever the fast
 // decoder accepts, the strict decoder must accept with no strict error (unknown or
 // duplicate field), into an equal object. It reports whether the fast decoder took it.
-func agreesWithStrict(t *testing.T, r *resource.Resource, body []byte) bool {
+func agreesWithStrict(t *testing.T, r *kinds.Resource, body []byte) bool {
 	t.Helper()
 	fast := r.New()
 	if !decodeFast(body, fast) {
@@ -38,7 +38,7 @@ func agreesWithStrict(t *testing.T, r *resource.Resource, body []byte) bool {
 // TestDecodeFastAgreesWithStrict fills random objects of every served kind (randfill,
 // seeded), encodes each as JSON, and decodes it both ways.
 func TestDecodeFastAgreesWithStrict(t *testing.T) {
-	for _, r := range resource.All() {
+	for _, r := range kinds.All() {
 		t.Run(r.Name, func(t *testing.T) {
 			fill := randfill.NewWithSeed(int64(len(r.Name))).NilChance(0.2).NumElements(0, 3)
 			encoded, accepted := 0, 0
@@ -93,12 +93,12 @@ func TestDecodeFastRealValues(t *testing.T) {
 }
 
 // kindOfBody is the resource of the kind a seed names.
-func kindOfBody(t testing.TB, body string) *resource.Resource {
+func kindOfBody(t testing.TB, body string) *kinds.Resource {
 	var tm struct{ Kind string }
 	if err := json.Unmarshal([]byte(body), &tm); err != nil {
 		t.Fatal(err)
 	}
-	r, ok := resource.LookupKind(tm.Kind)
+	r, ok := kinds.LookupKind(tm.Kind)
 	if !ok {
 		t.Fatalf("no resource of kind %q", tm.Kind)
 	}
@@ -118,7 +118,7 @@ func FuzzDecodeFast(f *testing.F) {
 		`{"kind":"Event","firstTimestamp":"2026-11-21T17:00:00Z","eventTime":"2026-11-21T17:00:00.123456Z","count":1e1}`,
 		`{"kind":"Node","spec":{"podCIDR":"10.0.0.0/24","unschedulable":true,"taints":null}}`,
 	}
-	all := resource.All()
+	all := kinds.All()
 	for _, seed := range append(edges, decodeFastSeeds...) {
 		f.Add([]byte(seed), uint8(slices.Index(all, kindOfBody(f, seed))))
 	}

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 )
 
 // The version this server reports: the API of Kubernetes 1.0.
@@ -27,7 +27,7 @@ var serverVersion = version.Info{
 
 // mountDiscovery registers /api, /api/v1, /apis, /version and the health checks.
 func (s *Server) mountDiscovery(e *echo.Echo) {
-	resources := apiResources(resource.All())
+	resources := apiResources(kinds.All())
 	e.GET("/api", func(c echo.Context) error {
 		host := c.Request().Host
 		if _, _, err := net.SplitHostPort(host); err != nil && host != "" {
@@ -35,7 +35,7 @@ func (s *Server) mountDiscovery(e *echo.Echo) {
 		}
 		return writeJSON(c, http.StatusOK, &metav1.APIVersions{
 			TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
-			Versions: []string{resource.GroupVersion.Version},
+			Versions: []string{kinds.GroupVersion.Version},
 			ServerAddressByClientCIDRs: []metav1.ServerAddressByClientCIDR{
 				{ClientCIDR: "0.0.0.0/0", ServerAddress: host},
 			},
@@ -44,7 +44,7 @@ func (s *Server) mountDiscovery(e *echo.Echo) {
 	e.GET("/api/v1", func(c echo.Context) error {
 		return writeJSON(c, http.StatusOK, &metav1.APIResourceList{
 			TypeMeta:     metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
-			GroupVersion: resource.GroupVersion.String(),
+			GroupVersion: kinds.GroupVersion.String(),
 			APIResources: resources,
 		})
 	})
@@ -82,7 +82,7 @@ var subresourceKinds = map[string]struct {
 var categories = map[string][]string{"pods": {"all"}, "replicationcontrollers": {"all"}, "services": {"all"}}
 
 // apiResources is the /api/v1 resource list, built from the resource table.
-func apiResources(all []*resource.Resource) []metav1.APIResource {
+func apiResources(all []*kinds.Resource) []metav1.APIResource {
 	out := []metav1.APIResource{}
 	for _, r := range all {
 		out = append(out, metav1.APIResource{

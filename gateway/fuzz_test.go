@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 )
 
 // FuzzDecodeBody feeds arbitrary bodies of each content type to the request decoder:
@@ -20,7 +20,7 @@ func FuzzDecodeBody(f *testing.F) {
 	f.Add("application/yaml", []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n"), "")
 	f.Add("application/vnd.kubernetes.protobuf", []byte("k8s\x00\n\x0b\n\x02v1\x12\x03Pod"), "")
 	f.Add("text/plain", []byte("hello"), "Ignore")
-	r, ok := resource.Lookup("pods")
+	r, ok := kinds.Lookup("pods")
 	if !ok {
 		f.Fatal("no pods resource")
 	}
@@ -47,7 +47,7 @@ func FuzzParseSelectors(f *testing.F) {
 	f.Add("env in (prod, qa),!canary,version", "spec.nodeName!=n1,status.phase=Running")
 	f.Add("a==b", "spec.foo=x")
 	f.Add("x notin (", "=")
-	r, ok := resource.Lookup("pods")
+	r, ok := kinds.Lookup("pods")
 	if !ok {
 		f.Fatal("no pods resource")
 	}

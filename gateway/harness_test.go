@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeactor/kubeactor/actors"
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 
 	"github.com/kubeactor/kubeactor/internal/poll"
@@ -42,7 +42,7 @@ type harnessOptions struct {
 
 // newObject is the store's type registry, from the resource table.
 func newObject(name string) (runtime.Object, error) {
-	r, ok := resource.Lookup(name)
+	r, ok := kinds.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("no resource %q", name)
 	}

@@ -23,7 +23,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/persistence"
 
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 )
 
 // Media types this server reads and writes.
@@ -76,10 +76,10 @@ func negotiate(accept string) output {
 // Serializers: the strict one reports unknown and duplicate fields of YAML request
 // bodies (JSON has decodeJSON); the codec factory's ones write responses.
 var (
-	yamlStrict = jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, resource.Scheme, resource.Scheme,
+	yamlStrict = jsonserializer.NewSerializerWithOptions(jsonserializer.DefaultMetaFactory, kinds.Scheme, kinds.Scheme,
 		jsonserializer.SerializerOptions{Yaml: true, Strict: true})
-	protobufInfo, _ = runtime.SerializerInfoForMediaType(resource.Codecs.SupportedMediaTypes(), mediaProtobuf)
-	yamlInfo, _     = runtime.SerializerInfoForMediaType(resource.Codecs.SupportedMediaTypes(), mediaYAML)
+	protobufInfo, _ = runtime.SerializerInfoForMediaType(kinds.Codecs.SupportedMediaTypes(), mediaProtobuf)
+	yamlInfo, _     = runtime.SerializerInfoForMediaType(kinds.Codecs.SupportedMediaTypes(), mediaYAML)
 )
 
 // setKind fills an object's kind and apiVersion from the scheme when they are empty.
@@ -87,7 +87,7 @@ func setKind(obj runtime.Object) {
 	if !obj.GetObjectKind().GroupVersionKind().Empty() {
 		return
 	}
-	if kinds, _, err := resource.Scheme.ObjectKinds(obj); err == nil && len(kinds) > 0 {
+	if kinds, _, err := kinds.Scheme.ObjectKinds(obj); err == nil && len(kinds) > 0 {
 		obj.GetObjectKind().SetGroupVersionKind(kinds[0])
 	}
 }

@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -235,7 +235,7 @@ func (s *Server) legacyProxyRoute(c echo.Context) error {
 	if !ok {
 		return echo.ErrNotFound
 	}
-	if r, ok := resource.Lookup(lp.resource); ok {
+	if r, ok := kinds.Lookup(lp.resource); ok {
 		c.Set(requestKey, &request{res: r, namespace: lp.namespace, name: lp.name, sub: "proxy"})
 	}
 	return s.proxyTo(c, lp.resource, lp.namespace, lp.name, lp.path)

@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -44,13 +44,13 @@ func (s *Server) get(c echo.Context, rq *request) error {
 
 // paramCodec decodes query parameters into option types (the scheme has the
 // url.Values conversions registered under v1).
-var paramCodec = runtime.NewParameterCodec(resource.Scheme)
+var paramCodec = runtime.NewParameterCodec(kinds.Scheme)
 
 // listOptions decodes the query's list options (labelSelector, fieldSelector, watch,
 // resourceVersion, limit, continue, ...).
 func listOptions(c echo.Context) (*metav1.ListOptions, error) {
 	opts := &metav1.ListOptions{}
-	if err := paramCodec.DecodeParameters(c.QueryParams(), resource.GroupVersion, opts); err != nil {
+	if err := paramCodec.DecodeParameters(c.QueryParams(), kinds.GroupVersion, opts); err != nil {
 		return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid list options: %v", err))
 	}
 	if opts.Limit < 0 {
@@ -59,9 +59,9 @@ func listOptions(c echo.Context) (*metav1.ListOptions, error) {
 	return opts, nil
 }
 
-// selection is a request's label and field selectors, bound to its resource.
+// selection is a request's label and field selectors, bound to its kinds.
 type selection struct {
-	res    *resource.Resource
+	res    *kinds.Resource
 	labels labels.Selector
 	fields fields.Selector
 	all    bool // neither selector restricts: asked per event of every watch
@@ -69,7 +69,7 @@ type selection struct {
 
 // parseSelection parses and checks the selectors of a list or watch; name, when not
 // empty, restricts it to one object (the /watch/.../{name} paths).
-func parseSelection(r *resource.Resource, labelSelector, fieldSelector, name string) (*selection, error) {
+func parseSelection(r *kinds.Resource, labelSelector, fieldSelector, name string) (*selection, error) {
 	ls, err := labels.Parse(labelSelector)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -307,7 +307,7 @@ func writeListJSON(c echo.Context, kind string, p *page) error {
 }
 
 // typedList builds the resource's list type from a page, for encodings other than JSON.
-func typedList(r *resource.Resource, p *page) (runtime.Object, error) {
+func typedList(r *kinds.Resource, p *page) (runtime.Object, error) {
 	list := r.NewList()
 	objs := make([]runtime.Object, len(p.items))
 	for i, it := range p.items {

@@ -14,8 +14,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/kubeactor/kubeactor/actors"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/gateway/openapi"
-	"github.com/kubeactor/kubeactor/gateway/resource"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -118,7 +118,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.TestHooks {
 		e.POST("/debug/kubeactor/panic", s.injectPanic)
 	}
-	for _, r := range resource.All() {
+	for _, r := range kinds.All() {
 		s.mount(e, r)
 	}
 	return s, nil
@@ -129,7 +129,7 @@ func (s *Server) Handler() http.Handler { return s.echo }
 
 // request is what a route knows about the call: the resource and the path's parts.
 type request struct {
-	res       *resource.Resource
+	res       *kinds.Resource
 	namespace string // from the path; "" for cluster-scoped kinds and all-namespace calls
 	name      string
 	sub       string
@@ -147,7 +147,7 @@ const requestKey = "kubeactor.request"
 type op func(c echo.Context, rq *request) error
 
 // bind makes an echo handler of op for resource r and subresource sub.
-func (s *Server) bind(r *resource.Resource, sub string, watchPath bool, fn op) echo.HandlerFunc {
+func (s *Server) bind(r *kinds.Resource, sub string, watchPath bool, fn op) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		rq := &request{res: r, namespace: c.Param("namespace"), name: c.Param("name"), sub: sub, watchPath: watchPath}
 		c.Set(requestKey, rq)
@@ -173,8 +173,8 @@ var routeVerbs = []struct {
 // streamingSubresources are served by node agents and pods (proxy.go).
 var streamingSubresources = map[string]bool{"log": true, "exec": true, "portforward": true, "proxy": true, "attach": true}
 
-// mount registers every route of one resource.
-func (s *Server) mount(e *echo.Echo, r *resource.Resource) {
+// mount registers every route of one kinds.
+func (s *Server) mount(e *echo.Echo, r *kinds.Resource) {
 	verbs := map[string]bool{}
 	for _, v := range r.Verbs {
 		verbs[v] = true
@@ -253,11 +253,11 @@ func (s *Server) mount(e *echo.Echo, r *resource.Resource) {
 // Bootstrap creates the namespaces every cluster has, "default" and "kube-system",
 // when they are missing.
 func (s *Server) Bootstrap(ctx context.Context) error {
-	r, ok := resource.Lookup("namespaces")
+	r, ok := kinds.Lookup("namespaces")
 	if !ok {
 		return errors.New("gateway: bootstrap: no namespaces resource")
 	}
-	for _, name := range []string{"default", "kube-system"} {
+	for _, name := range kinds.BootstrapNamespaces {
 		rq := &request{res: r, name: name}
 		if _, err := s.store.Get(rq.key()); err == nil {
 			continue

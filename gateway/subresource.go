@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -62,7 +62,7 @@ func (s *Server) createBinding(c echo.Context, rq *request) error {
 	if len(errs) > 0 {
 		return apierrors.NewInvalid(bindingKind.GroupKind(), b.Name, errs)
 	}
-	pods, ok := resource.Lookup("pods")
+	pods, ok := kinds.Lookup("pods")
 	if !ok {
 		return fmt.Errorf("bind pod %s: no pods resource", b.Name)
 	}

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -31,7 +31,7 @@ func includeObjectOf(c echo.Context) (metav1.IncludeObjectPolicy, error) {
 
 // table renders items as a meta.k8s.io/v1 Table with the resource's columns;
 // headers false leaves the column definitions out (watch events after the first).
-func (s *Server) table(c echo.Context, r *resource.Resource, items []*persistence.Item, lm metav1.ListMeta, headers bool) (*metav1.Table, error) {
+func (s *Server) table(c echo.Context, r *kinds.Resource, items []*persistence.Item, lm metav1.ListMeta, headers bool) (*metav1.Table, error) {
 	include, err := includeObjectOf(c)
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func (s *Server) table(c echo.Context, r *resource.Resource, items []*persistenc
 
 // tableRow is one object's row: its cells and, per includeObject, its metadata or
 // the whole object.
-func tableRow(r *resource.Resource, it *persistence.Item, include metav1.IncludeObjectPolicy, now time.Time) (metav1.TableRow, error) {
+func tableRow(r *kinds.Resource, it *persistence.Item, include metav1.IncludeObjectPolicy, now time.Time) (metav1.TableRow, error) {
 	row := metav1.TableRow{}
 	switch {
 	case r.RowAt != nil:

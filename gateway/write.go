@@ -23,7 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeactor/kubeactor/actors"
-	"github.com/kubeactor/kubeactor/gateway/resource"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -44,8 +44,8 @@ const maxGenerateNameAttempts = 8
 
 func newUID() string { return uuid.New().String() }
 
-func kindOf(r *resource.Resource) schema.GroupVersionKind {
-	return resource.GroupVersion.WithKind(r.Kind)
+func kindOf(r *kinds.Resource) schema.GroupVersionKind {
+	return kinds.GroupVersion.WithKind(r.Kind)
 }
 
 // dryRunOf reads ?dryRun=; only All is defined.
@@ -248,7 +248,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateM
 
 // prepareUpdate carries the system fields over from old, runs the resource's
 // preparation for the mode and validates the result.
-func prepareUpdate(r *resource.Resource, mode updateMode, obj, old runtime.Object, rev int64) error {
+func prepareUpdate(r *kinds.Resource, mode updateMode, obj, old runtime.Object, rev int64) error {
 	m, err := metaOf(obj)
 	if err != nil {
 		return err
@@ -421,7 +421,7 @@ func (s *Server) patch(c echo.Context, rq *request) error {
 func deleteOptionsOf(c echo.Context, max int64) (*metav1.DeleteOptions, actors.DeleteOptions, error) {
 	opts := &metav1.DeleteOptions{}
 	var out actors.DeleteOptions
-	if err := paramCodec.DecodeParameters(c.QueryParams(), resource.GroupVersion, opts); err != nil {
+	if err := paramCodec.DecodeParameters(c.QueryParams(), kinds.GroupVersion, opts); err != nil {
 		return nil, out, apierrors.NewBadRequest(fmt.Sprintf("invalid delete options: %v", err))
 	}
 	body, err := readBody(c.Request(), max)
@@ -464,10 +464,6 @@ func deleteOptionsOf(c echo.Context, max int64) (*metav1.DeleteOptions, actors.D
 	return opts, out, nil
 }
 
-// returnsDeletedObject are the kinds whose real DELETE answers the object rather than
-// a Success Status once it is gone.
-var returnsDeletedObject = map[string]bool{"Pod": true, "Service": true, "Namespace": true, "ReplicationController": true}
-
 // delete answers DELETE on one object.
 func (s *Server) delete(c echo.Context, rq *request) error {
 	dry, err := dryRunOf(c)
@@ -489,7 +485,7 @@ func (s *Server) delete(c echo.Context, rq *request) error {
 	if err != nil {
 		return fmt.Errorf("delete %s %s: %w", rq.res.SingularName, rq.name, err)
 	}
-	if !gone || returnsDeletedObject[rq.res.Kind] {
+	if !gone || rq.res.DeleteReturnsObject {
 		return writeObject(c, http.StatusOK, obj)
 	}
 	details := &metav1.StatusDetails{Name: rq.name, Kind: rq.res.Name}

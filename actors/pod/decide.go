@@ -20,3 +20,37 @@ func Grace(p *corev1.Pod, requested *int64) int64 {
 		return DefaultGrace
 	}
 }
+
+// Terminal tells whether p has finished: Succeeded or Failed, never to run again.
+func Terminal(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// Ready tells whether p's Ready condition is True.
+func Ready(p *corev1.Pod) bool {
+	c := ReadyCondition(p)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// ReadyCondition returns p's Ready condition, or nil.
+func ReadyCondition(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodReady {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// KillGrace returns the seconds a running pod's containers get between SIGTERM and
+// SIGKILL: the grace its deletion set, else its terminationGracePeriodSeconds, else
+// DefaultGrace.
+func KillGrace(p *corev1.Pod) int64 {
+	switch {
+	case p.DeletionGracePeriodSeconds != nil:
+		return max(*p.DeletionGracePeriodSeconds, 0)
+	case p.Spec.TerminationGracePeriodSeconds != nil:
+		return max(*p.Spec.TerminationGracePeriodSeconds, 0)
+	}
+	return DefaultGrace
+}

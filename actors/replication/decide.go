@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubeactor/kubeactor/actors/pod"
 )
 
 // BurstReplicas caps the creates, and separately the deletes, of one sync.
@@ -112,7 +114,7 @@ func Decide(rc *corev1.ReplicationController, pods []*corev1.Pod, exp Expectatio
 // isActive reports whether p counts towards the replicas: not terminating and not
 // in a terminal phase.
 func isActive(p *corev1.Pod) bool {
-	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+	return p.DeletionTimestamp == nil && !pod.Terminal(p)
 }
 
 // creates builds n pods from rc's template with fresh names.
@@ -199,7 +201,7 @@ func status(rc *corev1.ReplicationController, active []*corev1.Pod, now time.Tim
 		if tmpl.Matches(labels.Set(p.Labels)) {
 			st.FullyLabeledReplicas++
 		}
-		if c := readyCondition(p); c != nil && c.Status == corev1.ConditionTrue {
+		if c := pod.ReadyCondition(p); c != nil && c.Status == corev1.ConditionTrue {
 			st.ReadyReplicas++
 			if readyLongEnough(c, rc.Spec.MinReadySeconds, now) {
 				st.AvailableReplicas++
@@ -215,23 +217,9 @@ func statusChanged(a, b corev1.ReplicationControllerStatus) bool {
 		a.ObservedGeneration != b.ObservedGeneration
 }
 
-func readyCondition(p *corev1.Pod) *corev1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == corev1.PodReady {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-func isReady(p *corev1.Pod) bool {
-	c := readyCondition(p)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
-
 // isAvailable: ready for at least minReady seconds.
 func isAvailable(p *corev1.Pod, minReady int32, now time.Time) bool {
-	return isReady(p) && readyLongEnough(readyCondition(p), minReady, now)
+	return pod.Ready(p) && readyLongEnough(pod.ReadyCondition(p), minReady, now)
 }
 
 // readyLongEnough: the Ready condition c (true) has held for minReady seconds.
@@ -250,8 +238,8 @@ func nextAvailable(rc *corev1.ReplicationController, active []*corev1.Pod, now t
 		return next
 	}
 	for _, p := range active {
-		if isReady(p) && !isAvailable(p, rc.Spec.MinReadySeconds, now) {
-			if since := readyCondition(p).LastTransitionTime; !since.IsZero() {
+		if pod.Ready(p) && !isAvailable(p, rc.Spec.MinReadySeconds, now) {
+			if since := pod.ReadyCondition(p).LastTransitionTime; !since.IsZero() {
 				next = earliest(next, since.Add(time.Duration(rc.Spec.MinReadySeconds)*time.Second))
 			}
 		}
@@ -286,12 +274,12 @@ func lessValuable(now time.Time) func(a, b *corev1.Pod) int {
 		if c := cmp.Compare(phaseRank(a.Status.Phase), phaseRank(b.Status.Phase)); c != 0 {
 			return c
 		}
-		ra, rb := isReady(a), isReady(b)
+		ra, rb := pod.Ready(a), pod.Ready(b)
 		if c := cmpBool(ra, rb); c != 0 {
 			return c
 		}
 		if ra && rb { // ready more recently goes first
-			ta, tb := readyCondition(a).LastTransitionTime, readyCondition(b).LastTransitionTime
+			ta, tb := pod.ReadyCondition(a).LastTransitionTime, pod.ReadyCondition(b).LastTransitionTime
 			if !ta.Equal(&tb) {
 				return -ta.Compare(tb.Time)
 			}

@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 )
 
 // Errors of Cache.Assume.
@@ -173,7 +175,7 @@ func (c *Cache) SetPod(pod *corev1.Pod) {
 	key := PodKey(pod)
 	c.remove(key)
 	delete(c.assumed, key)
-	if terminated(pod) {
+	if podpkg.Terminal(pod) {
 		return
 	}
 	c.add(key, pod, pod.Spec.NodeName)
@@ -243,7 +245,7 @@ func (c *Cache) Expire(now time.Time, ttl time.Duration) []string {
 }
 
 func (c *Cache) add(key string, pod *corev1.Pod, node string) {
-	if terminated(pod) {
+	if podpkg.Terminal(pod) {
 		return
 	}
 	n, ok := c.nodes[node]

@@ -3,6 +3,8 @@ package scheduler
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 )
 
 // Reasons a node does not take part in a decision, worded like kube-scheduler's
@@ -155,7 +157,7 @@ func (n *NodeInfo) HostPortInUse(proto corev1.Protocol, port int32) bool {
 func (n *NodeInfo) AddPod(pod *corev1.Pod) {
 	key := PodKey(pod)
 	n.removeKey(key)
-	if terminated(pod) {
+	if podpkg.Terminal(pod) {
 		return
 	}
 	u := podUsage(pod)
@@ -224,8 +226,4 @@ func PodKey(pod *corev1.Pod) string {
 		ns = metav1.NamespaceDefault
 	}
 	return ns + "/" + pod.Name
-}
-
-func terminated(pod *corev1.Pod) bool {
-	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubeactor/kubeactor/actors/pod"
 )
 
 // Endpoints computes the Endpoints object of svc from pods (those of other namespaces
@@ -49,7 +51,7 @@ func Subsets(svc *corev1.Service, pods []*corev1.Pod) []corev1.EndpointSubset {
 			continue
 		}
 		addr := address(p)
-		ready := svc.Spec.PublishNotReadyAddresses || podReady(p)
+		ready := svc.Spec.PublishNotReadyAddresses || pod.Ready(p)
 		if len(svc.Spec.Ports) == 0 { // headless without ports: addresses only
 			subsets = append(subsets, subset(addr, ready, nil))
 			continue
@@ -82,16 +84,7 @@ func subset(addr corev1.EndpointAddress, ready bool, port *corev1.EndpointPort) 
 // serving: the pod has an IP, is not terminating and has not finished.
 func serving(p *corev1.Pod) bool {
 	return p.Status.PodIP != "" && p.DeletionTimestamp == nil &&
-		p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+		!pod.Terminal(p)
 }
 
 func address(p *corev1.Pod) corev1.EndpointAddress {

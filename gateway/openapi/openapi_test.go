@@ -10,6 +10,8 @@ import (
 	"k8s.io/kube-openapi/pkg/handler3"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kubeactor/kubeactor/actors/kinds"
 )
 
 // docs returns the v2 definitions and v3 component schemas under a common label.
@@ -59,6 +61,12 @@ func TestKindsCarryGroupVersionKind(t *testing.T) {
 		{"io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", "", "v1", "DeleteOptions"},
 		{"io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent", "", "v1", "WatchEvent"},
 		{"io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList", "", "v1", "APIResourceList"},
+	}
+	for _, r := range kinds.All() { // every kind of the table has its definitions
+		tests = append(tests, struct{ definition, group, version, kind string }{"io.k8s.api.core.v1." + r.Kind, "", "v1", r.Kind})
+		if r.NewList != nil {
+			tests = append(tests, struct{ definition, group, version, kind string }{"io.k8s.api.core.v1." + r.Kind + "List", "", "v1", r.Kind + "List"})
+		}
 	}
 	for doc, defs := range docs(t) {
 		for _, tt := range tests {

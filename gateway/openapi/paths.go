@@ -1,37 +1,13 @@
 package openapi
 
 import (
+	"slices"
+
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
+
+	"github.com/kubeactor/kubeactor/actors/kinds"
 )
-
-// servedResource is a resource of the v1 API, for the read paths of the v3 document.
-type servedResource struct {
-	resource   string // plural name in the URL
-	kind       string
-	namespaced bool
-	createOnly bool // only POST to the collection (bindings)
-}
-
-// servedResources lists the resources the gateway serves under /api/v1.
-var servedResources = []servedResource{
-	{resource: "pods", kind: "Pod", namespaced: true},
-	{resource: "replicationcontrollers", kind: "ReplicationController", namespaced: true},
-	{resource: "services", kind: "Service", namespaced: true},
-	{resource: "endpoints", kind: "Endpoints", namespaced: true},
-	{resource: "events", kind: "Event", namespaced: true},
-	{resource: "secrets", kind: "Secret", namespaced: true},
-	{resource: "serviceaccounts", kind: "ServiceAccount", namespaced: true},
-	{resource: "resourcequotas", kind: "ResourceQuota", namespaced: true},
-	{resource: "limitranges", kind: "LimitRange", namespaced: true},
-	{resource: "podtemplates", kind: "PodTemplate", namespaced: true},
-	{resource: "persistentvolumeclaims", kind: "PersistentVolumeClaim", namespaced: true},
-	{resource: "bindings", kind: "Binding", namespaced: true, createOnly: true},
-	{resource: "nodes", kind: "Node"},
-	{resource: "namespaces", kind: "Namespace"},
-	{resource: "persistentvolumes", kind: "PersistentVolume"},
-	{resource: "componentstatuses", kind: "ComponentStatus"},
-}
 
 // v3Paths returns read operations (list and get; create for bindings) for the served
 // resources, each with the x-kubernetes-group-version-kind extension: kubectl explain
@@ -40,30 +16,30 @@ var servedResources = []servedResource{
 // validates manifests on the client against the schemas.
 func v3Paths() map[string]*spec3.Path {
 	paths := map[string]*spec3.Path{}
-	for _, r := range servedResources {
-		collection := "/api/v1/" + r.resource
+	for _, r := range kinds.All() {
+		collection := "/api/v1/" + r.Name
 		scope := ""
 		params := []*spec3.Parameter{}
-		if r.namespaced {
-			collection = "/api/v1/namespaces/{namespace}/" + r.resource
+		if r.Namespaced {
+			collection = "/api/v1/namespaces/{namespace}/" + r.Name
 			scope = "Namespaced"
 			params = append(params, pathParameter("namespace", "object name and auth scope, such as for teams and projects"))
 		}
-		gvk := map[string]any{"group": "", "version": "v1", "kind": r.kind}
-		if r.createOnly {
+		gvk := map[string]any{"group": "", "version": "v1", "kind": r.Kind}
+		if slices.Equal(r.Verbs, []string{"create"}) { // bindings
 			paths[collection] = &spec3.Path{PathProps: spec3.PathProps{
 				Parameters: params,
-				Post:       operation("createCoreV1"+scope+r.kind, "create", "create a "+r.kind, gvk, r.kind),
+				Post:       operation("createCoreV1"+scope+r.Kind, "create", "create a "+r.Kind, gvk, r.Kind),
 			}}
 			continue
 		}
 		paths[collection] = &spec3.Path{PathProps: spec3.PathProps{
 			Parameters: params,
-			Get:        operation("listCoreV1"+scope+r.kind, "list", "list or watch objects of kind "+r.kind, gvk, r.kind+"List"),
+			Get:        operation("listCoreV1"+scope+r.Kind, "list", "list or watch objects of kind "+r.Kind, gvk, r.Kind+"List"),
 		}}
 		paths[collection+"/{name}"] = &spec3.Path{PathProps: spec3.PathProps{
-			Parameters: append([]*spec3.Parameter{pathParameter("name", "name of the "+r.kind)}, params...),
-			Get:        operation("readCoreV1"+scope+r.kind, "get", "read the specified "+r.kind, gvk, r.kind),
+			Parameters: append([]*spec3.Parameter{pathParameter("name", "name of the "+r.Kind)}, params...),
+			Get:        operation("readCoreV1"+scope+r.Kind, "get", "read the specified "+r.Kind, gvk, r.Kind),
 		}}
 	}
 	return paths

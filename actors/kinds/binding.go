@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	corev1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"fmt"
@@ -25,6 +25,7 @@ var events = &Resource{
 	ShortNames:   []string{"ev"},
 	Namespaced:   true,
 	Verbs:        verbsAll,
+	Stored:       true,
 
 	New:     func() runtime.Object { return &corev1.Event{} },
 	NewList: func() runtime.Object { return &corev1.EventList{} },

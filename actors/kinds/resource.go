@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"sort"
@@ -20,6 +20,16 @@ type Resource struct {
 	Namespaced   bool
 	Verbs        []string // discovery verbs, e.g. get list watch create update patch delete deletecollection
 	Subresources []string // e.g. "status", "binding", "scale", "finalize"
+
+	// Stored kinds are kept in the store and have an actor per object; the others are
+	// computed per request (componentstatuses) or are a write to another kind (bindings).
+	Stored bool
+	// DeleteReturnsObject: the real API answers a DELETE of this kind with the object
+	// (its last state, or the state marked for deletion), not a Status.
+	DeleteReturnsObject bool
+	// Controller names the component that reconciles this kind (the source of the
+	// events its object actors record); "" for kinds nothing reconciles.
+	Controller string
 
 	New     func() runtime.Object // empty object
 	NewList func() runtime.Object // empty list
@@ -58,6 +68,21 @@ var table = func() []*Resource {
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	return all
 }()
+
+// BootstrapNamespaces are the namespaces every cluster has: created at start when
+// missing, and never deleted.
+var BootstrapNamespaces = []string{"default", "kube-system"}
+
+// Stored returns the plural names of the stored kinds, in discovery order.
+func Stored() []string {
+	var out []string
+	for _, r := range table {
+		if r.Stored {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
 
 // aliases are the extra names the API accepts in a path for a resource.
 var aliases = map[string]string{"limits": "limitranges"}

@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"time"
@@ -17,6 +17,7 @@ var serviceAccounts = &Resource{
 	ShortNames:   []string{"sa"},
 	Namespaced:   true,
 	Verbs:        verbsAll,
+	Stored:       true,
 
 	New:     func() runtime.Object { return &corev1.ServiceAccount{} },
 	NewList: func() runtime.Object { return &corev1.ServiceAccountList{} },

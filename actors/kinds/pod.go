@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"iter"
@@ -16,13 +16,15 @@ import (
 )
 
 var pods = &Resource{
-	Name:         "pods",
-	SingularName: "pod",
-	Kind:         "Pod",
-	ShortNames:   []string{"po"},
-	Namespaced:   true,
-	Verbs:        verbsAll,
-	Subresources: []string{"attach", "binding", "exec", "log", "portforward", "proxy", "status"},
+	Name:                "pods",
+	SingularName:        "pod",
+	Kind:                "Pod",
+	ShortNames:          []string{"po"},
+	Namespaced:          true,
+	Verbs:               verbsAll,
+	Subresources:        []string{"attach", "binding", "exec", "log", "portforward", "proxy", "status"},
+	Stored:              true,
+	DeleteReturnsObject: true,
 
 	New:     func() runtime.Object { return &corev1.Pod{} },
 	NewList: func() runtime.Object { return &corev1.PodList{} },

@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"fmt"
@@ -27,13 +27,16 @@ var (
 )
 
 var services = &Resource{
-	Name:         "services",
-	SingularName: "service",
-	Kind:         "Service",
-	ShortNames:   []string{"svc"},
-	Namespaced:   true,
-	Verbs:        verbsAll,
-	Subresources: []string{"proxy", "status"},
+	Name:                "services",
+	SingularName:        "service",
+	Kind:                "Service",
+	ShortNames:          []string{"svc"},
+	Namespaced:          true,
+	Verbs:               verbsAll,
+	Subresources:        []string{"proxy", "status"},
+	Stored:              true,
+	DeleteReturnsObject: true,
+	Controller:          "service-controller",
 
 	New:     func() runtime.Object { return &corev1.Service{} },
 	NewList: func() runtime.Object { return &corev1.ServiceList{} },

@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"fmt"
@@ -22,6 +22,8 @@ var endpoints = &Resource{
 	ShortNames:   []string{"ep"},
 	Namespaced:   true,
 	Verbs:        verbsAll,
+	Stored:       true,
+	Controller:   "endpoint-controller",
 
 	New:     func() runtime.Object { return &corev1.Endpoints{} },
 	NewList: func() runtime.Object { return &corev1.EndpointsList{} },

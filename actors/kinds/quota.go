@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"fmt"
@@ -25,6 +25,7 @@ var resourceQuotas = &Resource{
 	Namespaced:   true,
 	Verbs:        verbsAll,
 	Subresources: []string{"status"},
+	Stored:       true,
 
 	New:     func() runtime.Object { return &corev1.ResourceQuota{} },
 	NewList: func() runtime.Object { return &corev1.ResourceQuotaList{} },
@@ -99,6 +100,7 @@ var limitRanges = &Resource{
 	ShortNames:   []string{"limits"},
 	Namespaced:   true,
 	Verbs:        verbsAll,
+	Stored:       true,
 
 	New:     func() runtime.Object { return &corev1.LimitRange{} },
 	NewList: func() runtime.Object { return &corev1.LimitRangeList{} },

@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import "github.com/distribution/reference"
 

@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"strings"
@@ -16,13 +16,16 @@ import (
 const namespaceNameLabel = "kubernetes.io/metadata.name"
 
 var namespaces = &Resource{
-	Name:         "namespaces",
-	SingularName: "namespace",
-	Kind:         "Namespace",
-	ShortNames:   []string{"ns"},
-	Namespaced:   false,
-	Verbs:        verbsNoCollection,
-	Subresources: []string{"finalize", "status"},
+	Name:                "namespaces",
+	SingularName:        "namespace",
+	Kind:                "Namespace",
+	ShortNames:          []string{"ns"},
+	Namespaced:          false,
+	Verbs:               verbsNoCollection,
+	Subresources:        []string{"finalize", "status"},
+	Stored:              true,
+	DeleteReturnsObject: true,
+	Controller:          "namespace-controller",
 
 	New:     func() runtime.Object { return &corev1.Namespace{} },
 	NewList: func() runtime.Object { return &corev1.NamespaceList{} },

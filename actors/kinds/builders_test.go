@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"sort"

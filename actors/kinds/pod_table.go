@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 )
 
 var podColumns = []metav1.TableColumnDefinition{
@@ -96,7 +98,7 @@ func podRow(pod *corev1.Pod, now time.Time) []interface{} {
 		// A completed container next to running ones does not end the pod.
 		if reason == "Completed" && running {
 			reason = "NotReady"
-			if podConditionTrue(pod, corev1.PodReady) {
+			if podpkg.Ready(pod) {
 				reason = "Running"
 			}
 		}
@@ -106,7 +108,7 @@ func podRow(pod *corev1.Pod, now time.Time) []interface{} {
 		switch {
 		case pod.Status.Reason == podReasonNodeLost:
 			reason = "Unknown"
-		case pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed:
+		case !podpkg.Terminal(pod):
 			reason = "Terminating"
 		}
 	}

@@ -1,14 +1,15 @@
-package resource
+package kinds
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 )
 
 const (
-	defaultTerminationGracePeriod int64 = 30
-	defaultSchedulerName                = "default-scheduler"
-	defaultFileMode               int32 = 0o644
+	defaultSchedulerName       = "default-scheduler"
+	defaultFileMode      int32 = 0o644
 )
 
 // defaultPod applies the v1 defaults of a Pod: those of its spec, plus requests
@@ -47,7 +48,7 @@ func defaultPodSpec(s *corev1.PodSpec) {
 		s.DNSPolicy = corev1.DNSClusterFirst
 	}
 	if s.TerminationGracePeriodSeconds == nil {
-		p := defaultTerminationGracePeriod
+		p := podpkg.DefaultGrace
 		s.TerminationGracePeriodSeconds = &p
 	}
 	if s.SchedulerName == "" {

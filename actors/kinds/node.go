@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"sort"
@@ -28,6 +28,8 @@ var nodes = &Resource{
 	Namespaced:   false,
 	Verbs:        verbsAll,
 	Subresources: []string{"proxy", "status"},
+	Stored:       true,
+	Controller:   "node-controller",
 
 	New:     func() runtime.Object { return &corev1.Node{} },
 	NewList: func() runtime.Object { return &corev1.NodeList{} },

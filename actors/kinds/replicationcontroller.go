@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"strconv"
@@ -17,13 +17,16 @@ import (
 )
 
 var replicationControllers = &Resource{
-	Name:         "replicationcontrollers",
-	SingularName: "replicationcontroller",
-	Kind:         "ReplicationController",
-	ShortNames:   []string{"rc"},
-	Namespaced:   true,
-	Verbs:        verbsAll,
-	Subresources: []string{"scale", "status"},
+	Name:                "replicationcontrollers",
+	SingularName:        "replicationcontroller",
+	Kind:                "ReplicationController",
+	ShortNames:          []string{"rc"},
+	Namespaced:          true,
+	Verbs:               verbsAll,
+	Subresources:        []string{"scale", "status"},
+	Stored:              true,
+	DeleteReturnsObject: true,
+	Controller:          "replication-controller",
 
 	New:     func() runtime.Object { return &corev1.ReplicationController{} },
 	NewList: func() runtime.Object { return &corev1.ReplicationControllerList{} },

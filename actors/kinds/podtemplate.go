@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"time"
@@ -18,6 +18,7 @@ var podTemplates = &Resource{
 	Kind:         "PodTemplate",
 	Namespaced:   true,
 	Verbs:        verbsAll,
+	Stored:       true,
 
 	New:     func() runtime.Object { return &corev1.PodTemplate{} },
 	NewList: func() runtime.Object { return &corev1.PodTemplateList{} },

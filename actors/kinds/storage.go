@@ -1,4 +1,4 @@
-package resource
+package kinds
 
 import (
 	"strings"
@@ -28,6 +28,7 @@ var persistentVolumes = &Resource{
 	Namespaced:   false,
 	Verbs:        verbsAll,
 	Subresources: []string{"status"},
+	Stored:       true,
 
 	New:     func() runtime.Object { return &corev1.PersistentVolume{} },
 	NewList: func() runtime.Object { return &corev1.PersistentVolumeList{} },
@@ -186,6 +187,7 @@ var persistentVolumeClaims = &Resource{
 	Namespaced:   true,
 	Verbs:        verbsAll,
 	Subresources: []string{"status"},
+	Stored:       true,
 
 	New:     func() runtime.Object { return &corev1.PersistentVolumeClaim{} },
 	NewList: func() runtime.Object { return &corev1.PersistentVolumeClaimList{} },
