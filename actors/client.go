@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -139,7 +140,7 @@ func Start(opts Options) (*System, error) {
 	for _, r := range e.resources {
 		e.managers[r] = sys.NewLocalPID(rootName + "/" + r)
 	}
-	e.evictor = sys.NewLocalPID(rootName + "/" + evictorName)
+	e.singletons = map[string]*actor.PID{node.EvictorName: sys.NewLocalPID(rootName + "/" + node.EvictorName)}
 	from := opts.Store.Revision() // the managers load at least this much
 	props := actor.PropsFromProducer(func() actor.Actor { return &supervisor{env: e} },
 		actor.WithSupervisor(restartStrategy(e.log)), actor.WithDispatcher(e.workers))

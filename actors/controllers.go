@@ -7,7 +7,12 @@ import (
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
+	"github.com/kubeactor/kubeactor/actors/control"
+	"github.com/kubeactor/kubeactor/actors/event"
+	"github.com/kubeactor/kubeactor/actors/namespace"
 	"github.com/kubeactor/kubeactor/actors/node"
+	"github.com/kubeactor/kubeactor/actors/pod"
+	"github.com/kubeactor/kubeactor/actors/replication"
 	"github.com/kubeactor/kubeactor/actors/service"
 )
 
@@ -82,3 +87,30 @@ func (o *ServiceOptions) withDefaults() error {
 	}
 	return nil
 }
+
+// controllerFor returns the constructor of the controller of resource's objects: the
+// one place that names each kind's controller (TestControllersNameStoredKinds).
+func (e *env) controllerFor(resource string) func() control.Controller {
+	switch resource {
+	case "pods":
+		return pod.NewController
+	case "namespaces":
+		return namespace.NewController
+	case "replicationcontrollers":
+		return replication.NewController
+	case "services":
+		return service.NewController
+	case "nodes":
+		opts := &node.Options{Config: e.nodes.Config, MonitorPeriod: e.nodes.MonitorPeriod, AllocateCIDRs: e.nodes.PodCIDRs.Allocate}
+		return func() control.Controller { return node.NewController(opts) }
+	case "events":
+		ttl := e.eventTTL
+		return func() control.Controller { return event.NewController(ttl) }
+	}
+	return newBase
+}
+
+func newBase() control.Controller { return control.Base{} }
+
+// controlled are the kinds controllerFor gives a controller of their own.
+var controlled = []string{"pods", "namespaces", "replicationcontrollers", "services", "nodes", "events"}

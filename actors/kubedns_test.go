@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeactor/kubeactor/persistence"
 )
 
 // dnsServiceOptions: the small test range (usable 10.0.0.1-10.0.0.6, .1 for the
@@ -45,7 +47,7 @@ func TestKubeDNSService(t *testing.T) {
 					svc.Spec.Ports[0].Port != 53 || svc.Spec.Ports[0].TargetPort.IntValue() != int(ap.Port()) {
 					t.Fatalf("kube-dns service %s %v %+v", svc.Spec.ClusterIP, svc.Labels, svc.Spec.Ports)
 				}
-				it, err = st.Get(endpointsKey("kube-system", "kube-dns"))
+				it, err = st.Get(persistence.Key{Resource: "endpoints", Namespace: "kube-system", Name: "kube-dns"})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -6,6 +6,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
 
+	"github.com/kubeactor/kubeactor/actors/control"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -33,7 +34,7 @@ import (
 type manager struct {
 	env      *env
 	resource string
-	hook     *hook
+	newCtrl  func() control.Controller
 	children map[objKey]*childRef
 	byID     map[string]objKey // child PID id -> key, to recognise Terminated
 	gen      uint64
@@ -53,7 +54,7 @@ func newManager(e *env, resource string) *manager {
 	return &manager{
 		env:      e,
 		resource: resource,
-		hook:     hookFor(resource),
+		newCtrl:  e.controllerFor(resource),
 		children: make(map[objKey]*childRef),
 		byID:     make(map[string]objKey),
 		ext:      newManagerExt(e, resource),
@@ -95,7 +96,7 @@ func (m *manager) Receive(ctx actor.Context) {
 // load spawns an actor for every stored object of the kind.
 func (m *manager) load(ctx actor.Context) {
 	m.env.store.Snapshot(m.resource).Ascend("", "", func(it *persistence.Item) bool {
-		m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it})
+		m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()})
 		return true
 	})
 	if m.ext != nil {
@@ -122,7 +123,7 @@ func (m *manager) route(ctx actor.Context, msg routed) {
 	}
 	if !ok {
 		_, create := msg.(*createRequest)
-		c = m.spawn(ctx, key, &cell{key: key, absent: create})
+		c = m.spawn(ctx, key, &cell{key: key, absent: create, ctrl: m.newCtrl()})
 		if c == nil {
 			if m.ext != nil {
 				m.ext.forget(m, k)
@@ -138,7 +139,7 @@ func (m *manager) route(ctx actor.Context, msg routed) {
 func (m *manager) spawn(ctx actor.Context, key persistence.Key, c *cell) *childRef {
 	m.gen++
 	props := actor.PropsFromProducer(func() actor.Actor {
-		return &objectActor{env: m.env, hook: m.hook, cell: c}
+		return &objectActor{env: m.env, cell: c}
 	}, actor.WithDispatcher(m.env.workers))
 	id := key.Namespace + "/" + key.Name + "#" + strconv.FormatUint(m.gen, 10)
 	pid, err := ctx.SpawnNamed(props, id)

@@ -36,3 +36,8 @@ func newManagerExt(e *env, resource string) managerExt {
 	}
 	return nil
 }
+
+// reportsStored tells whether the kind's object actors report what they store to
+// their manager after each write request (a stored message): the services manager
+// releases the addresses a service no longer holds.
+func reportsStored(resource string) bool { return resource == "services" }

@@ -82,8 +82,22 @@ type childIdle struct {
 // graceTick asks an object's actor to look again at its grace period.
 type graceTick struct{}
 
-// recheck asks a terminating namespace's actor to look again at its contents.
-type recheck struct{}
+// kindRequest carries a message of the object's kind to its controller
+// (control.Receiver): an event's occurrence. Nobody answers it.
+type kindRequest struct {
+	envelope
+	payload any
+}
+
+// stored is an object actor's report to its manager, for kinds whose manager keeps
+// what the objects hold (reportsStored): after handling `handled` routed requests,
+// the object as stored is obj (nil when absent).
+type stored struct {
+	key     objKey
+	pid     *actor.PID
+	handled uint64
+	obj     runtime.Object
+}
 
 // ping is answered with pong once the receiver has started (and loaded).
 type ping struct{}

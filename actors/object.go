@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubeactor/kubeactor/actors/control"
 	"github.com/kubeactor/kubeactor/actors/event"
 	"github.com/kubeactor/kubeactor/actors/lifecycle"
 	"github.com/kubeactor/kubeactor/persistence"
@@ -34,34 +35,36 @@ type cell struct {
 	paced    *time.Timer // a sync held back by pacing (see queueSync)
 	// syncAfter is the earliest start of the next paced sync.
 	syncAfter time.Time
-	ctrl      any // a controller's own state (an RC's expectations)
+	// ctrl is the kind's controller, with the state it keeps across restarts.
+	ctrl control.Controller
 	// recorder combines the similar events this actor records (events.go).
 	recorder *event.Aggregator
 }
 
 // objectActor is the only writer of one object. Its Receive checks each request
 // against its state with the lifecycle decisions, persists the plan, updates its
-// state and only then answers.
+// state and only then answers; what the object's kind does of its own is its
+// controller's (control.Controller), which acts through the actor's effects.
 type objectActor struct {
 	env  *env
-	hook *hook
 	cell *cell
+	ctx  actor.Context  // the message being handled
 	obj  runtime.Object // last stored state (shared with the store: never mutated); nil when absent
 	rev  int64
 
 	outstanding int  // writes asked of other actors, not yet answered
 	syncQueued  bool // a syncNow is in the mailbox
-	// namespace termination
-	swept bool // deletes were sent since the last recheck
 }
 
 // Receive is a type switch: decide, persist, then answer.
 func (a *objectActor) Receive(ctx actor.Context) {
+	a.ctx = ctx
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		first := !a.cell.started
 		a.load()
 		if !(first && a.cell.absent) {
+			a.report(ctx)
 			a.settle(ctx)
 		}
 	case *actor.Restarting:
@@ -81,11 +84,12 @@ func (a *objectActor) Receive(ctx actor.Context) {
 			err = a.apply(msg.trace, plan)
 		}
 		a.answer(ctx, a.obj, false, err)
+		a.report(ctx)
 		a.settle(ctx)
 	case *updateRequest:
 		a.begin(msg.trace)
 		pre := lifecycle.Preconditions{UID: msg.pre.UID, ResourceVersion: msg.pre.ResourceVersion}
-		plan, err := lifecycle.Update(a.obj, a.rev, msg.object, pre, a.hook.hold, a.env.now())
+		plan, err := lifecycle.Update(a.obj, a.rev, msg.object, pre, a.holds(), a.env.now())
 		if err == nil {
 			err = a.apply(msg.trace, plan)
 		}
@@ -94,6 +98,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		} else {
 			a.answer(ctx, a.obj, false, err)
 		}
+		a.report(ctx)
 		a.settle(ctx)
 	case *deleteRequest:
 		a.begin(msg.trace)
@@ -104,64 +109,66 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		}
 		if plan.Gone {
 			a.answer(ctx, last, true, err)
-			if err == nil && a.hook.deleted != nil {
-				a.hook.deleted(a, ctx, last)
+			if err == nil {
+				a.cell.ctrl.Deleted(a.effects(), last)
 			}
 		} else {
 			a.answer(ctx, a.obj, false, err)
 		}
+		a.report(ctx)
 		a.settle(ctx)
 	case *graceTick:
-		if err := a.apply(a.cell.trace, lifecycle.Expire(a.obj, a.hook.hold, a.env.now())); err != nil {
+		if err := a.apply(a.cell.trace, lifecycle.Expire(a.obj, a.holds(), a.env.now())); err != nil {
 			a.fields(a.cell.trace).WithField("error", err).Error("delete after grace period")
 		}
 		a.settle(ctx)
 	case *reply: // an answer to a write this actor asked another actor for
 		a.outstanding = max(a.outstanding-1, 0)
-		if a.hook.answered != nil {
-			a.hook.answered(a, msg)
-		}
+		a.cell.ctrl.Answered(a.effects(), control.Answer{
+			Ref:    control.Ref{Resource: msg.key.Resource, Namespace: msg.key.Namespace, Name: msg.key.Name},
+			Object: msg.object, Gone: msg.gone, Err: msg.err,
+		})
 		if a.outstanding == 0 {
 			a.settle(ctx)
 		}
 	case *resyncRequest:
 		a.begin(msg.trace)
-		if a.hook.resyncLater == nil || !a.hook.resyncLater(a) {
+		if d, ok := a.cell.ctrl.(control.Deferrer); !ok || !d.ResyncLater(a.effects()) {
 			a.queueResync(ctx)
 		}
 	case *syncNow:
 		a.syncQueued, a.cell.paced = false, nil
-		if a.obj != nil && a.hook.sync != nil {
+		if a.obj != nil {
 			start := time.Now() // the cost of the sync on the real clock, for pacing
-			a.hook.sync(a, ctx)
+			a.cell.ctrl.Sync(a.effects())
 			a.paceFor(time.Since(start))
 		}
 		a.settle(ctx)
-	case *recheck:
-		a.swept = false
-		a.settle(ctx)
-	case *panicRequest:
+	case *kindRequest:
 		a.begin(msg.trace)
-		if a.obj == nil {
-			a.answer(ctx, nil, false, fmt.Errorf("inject panic: %w", persistence.ErrNotFound))
-			a.settle(ctx)
-			return
+		if r, ok := a.cell.ctrl.(control.Receiver); ok {
+			r.Receive(a.effects(), msg.payload)
 		}
-		ctx.Respond(&reply{object: a.obj})
-		panic(fmt.Sprintf("injected panic in %s %s/%s", a.cell.key.Resource, a.cell.key.Namespace, a.cell.key.Name))
-	case *recordRequest: // events.go
-		a.begin(msg.trace)
-		a.countEvent(ctx, msg)
 		a.settle(ctx)
-	case *eventFlush:
-		eventStateOf(a).queued = false
-		a.flushEvent()
-		a.settle(ctx)
-	case *probeRequest:
-		a.begin(msg.trace)
-		ctx.Respond(&probeReply{pid: ctx.Self(), revision: a.rev, handled: a.cell.handled, restarts: a.cell.restarts})
-		a.settle(ctx)
+	default:
+		a.testHook(ctx, msg)
 	}
+}
+
+// report tells the manager what the object is after the requests handled so far, for
+// the kinds whose manager keeps what their objects hold (reportsStored).
+func (a *objectActor) report(ctx actor.Context) {
+	if a.obj == nil || !reportsStored(a.cell.key.Resource) {
+		return // an absent object reports childIdle in settle
+	}
+	ctx.Send(ctx.Parent(), &stored{key: objKey{a.cell.key.Namespace, a.cell.key.Name}, pid: ctx.Self(), handled: a.cell.handled, obj: a.obj})
+}
+
+// holds tells whether the kind's controller holds every deleted object (and owns its
+// timers).
+func (a *objectActor) holds() bool {
+	h, ok := a.cell.ctrl.(control.Holder)
+	return ok && h.HoldsDeleted()
 }
 
 // queueSync makes the actor sync once the messages already in its mailbox are
@@ -211,17 +218,6 @@ func (a *objectActor) paceFor(cost time.Duration) {
 // minPacedSync: syncs cheaper than this are not paced (see queueResync).
 const minPacedSync = time.Millisecond
 
-// ctrlState returns the controller state of type T kept in the actor's cell (which a
-// restarted actor inherits), creating it the first time.
-func ctrlState[T any](a *objectActor) *T {
-	st, ok := a.cell.ctrl.(*T)
-	if !ok {
-		st = new(T)
-		a.cell.ctrl = st
-	}
-	return st
-}
-
 // begin counts a routed request (see the protocol in manager.go) and notes its trace.
 func (a *objectActor) begin(trace string) {
 	a.cell.handled++
@@ -230,17 +226,21 @@ func (a *objectActor) begin(trace string) {
 
 func (a *objectActor) decideDelete(opts DeleteOptions) (lifecycle.Plan, error) {
 	var grace int64
-	if a.obj != nil && a.hook.grace != nil {
-		grace = a.hook.grace(a.obj, opts.GracePeriodSeconds)
+	hold := a.holds()
+	del, isDeleter := a.cell.ctrl.(control.Deleter)
+	if a.obj != nil && isDeleter {
+		var h bool
+		grace, h = del.Deletion(a.obj, opts.GracePeriodSeconds, opts.PropagationPolicy)
+		hold = hold || h
 	}
 	d := lifecycle.Deletion{
 		Grace: grace,
-		Hold:  a.hook.hold || (a.hook.holdFor != nil && a.hook.holdFor(opts)),
+		Hold:  hold,
 		Pre:   lifecycle.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion},
 	}
 	plan, err := lifecycle.Delete(a.obj, a.rev, d, a.env.now())
-	if err == nil && plan.Op == persistence.OpUpdate && a.hook.terminate != nil {
-		a.hook.terminate(plan.Object, opts)
+	if err == nil && plan.Op == persistence.OpUpdate && isDeleter {
+		del.Terminate(plan.Object, opts.PropagationPolicy)
 	}
 	return plan, err
 }
@@ -318,8 +318,8 @@ func (a *objectActor) answer(ctx actor.Context, obj runtime.Object, gone bool, e
 // settle runs after every message: the kind's own work, the grace timer, and the
 // idle report when the object is gone.
 func (a *objectActor) settle(ctx actor.Context) {
-	if a.obj != nil && a.hook.settle != nil {
-		a.hook.settle(a, ctx)
+	if a.obj != nil {
+		a.cell.ctrl.Settle(a.effects())
 	}
 	if a.obj == nil {
 		a.stopTimer()
@@ -330,8 +330,8 @@ func (a *objectActor) settle(ctx actor.Context) {
 		})
 		return
 	}
-	if a.hook.hold {
-		return // the kind's settle owns the timer
+	if a.holds() {
+		return // the kind's controller owns the object's end
 	}
 	if deadline, ok := lifecycle.Deadline(a.obj); ok {
 		a.schedule(ctx, min(max(deadline.Sub(a.env.now()), 0), maxTick), &graceTick{})

@@ -2,10 +2,13 @@ package actors
 
 import (
 	"fmt"
+
+	"github.com/google/uuid"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeactor/kubeactor/actors/kinds"
 )
@@ -22,7 +25,7 @@ func prepareNew(res string, obj runtime.Object, now time.Time) error {
 	if !ok {
 		return fmt.Errorf("%T has no metadata", obj)
 	}
-	m.SetUID(uuidUID())
+	m.SetUID(types.UID(uuid.NewString()))
 	m.SetCreationTimestamp(metav1.NewTime(now))
 	if r.Default != nil {
 		r.Default(obj)

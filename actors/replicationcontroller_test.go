@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubeactor/kubeactor/actors/replication"
 	"github.com/kubeactor/kubeactor/persistence"
 
 	"github.com/kubeactor/kubeactor/internal/poll"
@@ -252,33 +251,5 @@ func TestRCRestartCreatesNoDuplicate(t *testing.T) {
 	owned, all := rcPods(st, "default", "web")
 	if len(owned) != 1000 || len(all) != 1000 {
 		t.Fatalf("%d owned of %d pods, want exactly 1000", len(owned), len(all))
-	}
-}
-
-// TestRCResyncLater: a resync from the pod feed waits while the RC awaits the answers
-// to its writes with expectations pending (the last answer settles it), and is then
-// owed; otherwise it is queued at once.
-func TestRCResyncLater(t *testing.T) {
-	for _, tt := range []struct {
-		name        string
-		outstanding int
-		creates     []string
-		later       bool
-	}{
-		{"creates answered one by one", 3, []string{"web-a", "web-b", "web-c"}, true},
-		{"nothing awaited", 0, nil, false},
-		{"only an owner patch awaited", 1, nil, false},
-		{"an answer lost: nothing outstanding", 0, []string{"web-a"}, false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			a := &objectActor{cell: &cell{}, outstanding: tt.outstanding}
-			rcStateOf(a).exp = replication.Expectations{Creates: tt.creates, Set: time.Now()}
-			if got := rcResyncLater(a); got != tt.later {
-				t.Fatalf("resync later = %v, want %v", got, tt.later)
-			}
-			if owed := rcStateOf(a).owed; owed != tt.later {
-				t.Fatalf("owed = %v, want %v", owed, tt.later)
-			}
-		})
 	}
 }

@@ -424,3 +424,7 @@ func TestProtectedNamespaces(t *testing.T) {
 		})
 	}
 }
+
+func endpointsKey(ns, name string) persistence.Key {
+	return persistence.Key{Resource: "endpoints", Namespace: ns, Name: name}
+}

@@ -20,7 +20,7 @@ import (
 // place every service write passes through before it is persisted. It allocates what
 // a create or update needs while routing it (in memory, without I/O), fills it into
 // the request's object, and keeps what each service holds. Each service's actor
-// reports its stored state after handling requests (serviceHeld, or childIdle once it
+// reports its stored state after handling requests (stored, or childIdle once it
 // holds nothing); what a request claimed and its service no longer holds, and no later
 // request claims, is released then. So a refused create, a delete, or an update that
 // drops a node port gives its IP or ports back. The --cluster-dns address is kept for
@@ -73,15 +73,6 @@ func claimsOf(svc *corev1.Service) claims {
 type pendingClaim struct {
 	seq uint64
 	claims
-}
-
-// serviceHeld is a service actor's report to its manager: after handling `handled`
-// routed requests, the stored service is svc.
-type serviceHeld struct {
-	key     objKey
-	pid     *actor.PID
-	handled uint64
-	svc     *corev1.Service
 }
 
 type serviceAllocations struct {
@@ -258,9 +249,10 @@ func (s *serviceAllocations) allocate(k objKey, svc *corev1.Service) (claims, er
 
 func (s *serviceAllocations) receive(m *manager, _ actor.Context, msg any) {
 	switch r := msg.(type) {
-	case *serviceHeld:
+	case *stored:
 		if c, ok := m.children[r.key]; ok && c.pid.Equal(r.pid) {
-			s.settle(r.key, r.handled, claimsOf(r.svc))
+			svc, _ := r.obj.(*corev1.Service)
+			s.settle(r.key, r.handled, claimsOf(svc))
 		}
 	case *childIdle:
 		if c, ok := m.children[r.key]; ok && c.pid.Equal(r.pid) {

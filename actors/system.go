@@ -33,8 +33,10 @@ type env struct {
 	workers   *workerPool // the dispatcher of every actor
 	nodes     NodeOptions
 	services  ServiceOptions
-	evictor   *actor.PID // the one owner of the pod eviction rate limit (nodecontroller.go)
-	eventTTL  time.Duration
+	// singletons are the system's one-of-a-kind actors, by name (the evictor), to
+	// which controllers Tell messages.
+	singletons map[string]*actor.PID
+	eventTTL   time.Duration
 	// syncPacing is Options.SyncPacing: a feed-triggered sync waits this many times
 	// the last sync's cost (0: no pacing).
 	syncPacing int

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubeactor/kubeactor/actors/control"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -578,10 +579,19 @@ func TestStopLeavesNoGoroutines(t *testing.T) {
 
 // Every kind the actors treat specially is a stored kind of the table of kinds, and
 // every stored kind gets a manager by default.
-func TestHooksNameStoredKinds(t *testing.T) {
-	for name := range hooks {
+func TestControllersNameStoredKinds(t *testing.T) {
+	e := &env{}
+	for _, name := range controlled {
 		if r, ok := kinds.Lookup(name); !ok || !r.Stored {
-			t.Errorf("hook for %q, which is not a stored kind of the table", name)
+			t.Errorf("controller for %q, which is not a stored kind of the table", name)
+		}
+		if _, base := e.controllerFor(name)().(control.Base); base {
+			t.Errorf("%q is listed as controlled but gets the base controller", name)
+		}
+	}
+	for _, name := range kinds.Stored() {
+		if _, base := e.controllerFor(name)().(control.Base); !base && !slices.Contains(controlled, name) {
+			t.Errorf("%q has a controller but is not listed as controlled", name)
 		}
 	}
 	if !slices.Equal(DefaultResources, kinds.Stored()) {

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"encoding/json"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -59,29 +58,25 @@ type Plan struct {
 	// Status, when set, is the node's new status (its Ready condition marked Unknown),
 	// to write through nodes/status.
 	Status *corev1.NodeStatus `json:"status,omitempty"`
-	// LabelPatch, when set, is a merge patch adding the hostname label.
-	LabelPatch json.RawMessage `json:"labelPatch,omitempty"`
-	// EvictPods are the pods of the node to delete now.
-	EvictPods []types.NamespacedName `json:"evictPods,omitempty"`
-	// EvictionPending: eviction is due but the limiter had no token; see NextCheck.
-	EvictionPending bool `json:"evictionPending,omitempty"`
+	// Hostname: the node lacks the hostname label, to add with the status.
+	Hostname bool `json:"hostname,omitempty"`
+	// Evict: the node has been not ready for the eviction timeout; its pods
+	// (Victims) are to be evicted, at the pace of the one Evictor.
+	Evict bool `json:"evict,omitempty"`
 	// Event is a node event to record ("NodeNotReady"), or empty.
 	Event string `json:"event,omitempty"`
 	// NextCheck is when to decide again if nothing happens before; zero when no timer
-	// is needed (the node is Unknown and has nothing left to evict).
+	// is needed (the node is Unknown and its eviction is due).
 	NextCheck time.Time `json:"nextCheck,omitzero"`
-	// Observed and Limiter replace the caller's.
+	// Observed replaces the caller's.
 	Observed Observed `json:"observed"`
-	Limiter  Limiter  `json:"limiter"`
 }
 
-// Decide looks at node at now: pods are the pods bound to it (others are ignored), obs
-// what the controller remembered of it, lim the eviction token bucket (shared by all
-// nodes: the caller keeps one and threads it through every decision).
-func Decide(node *corev1.Node, pods []*corev1.Pod, obs Observed, lim Limiter, cfg Config, now time.Time) Plan {
-	plan := Plan{Limiter: lim}
+// Decide looks at node at now; obs is what the controller remembered of it.
+func Decide(node *corev1.Node, obs Observed, cfg Config, now time.Time) Plan {
+	var plan Plan
 	if _, ok := node.Labels[HostnameLabel]; !ok {
-		plan.LabelPatch = labelPatch(node.Name)
+		plan.Hostname = true
 	}
 
 	cond := readyCondition(node.Status.Conditions)
@@ -138,17 +133,7 @@ func Decide(node *corev1.Node, pods []*corev1.Pod, obs Observed, lim Limiter, cf
 		plan.NextCheck = earliest(plan.NextCheck, due)
 		return plan
 	}
-	victims := podsOf(node.Name, pods)
-	if len(victims) == 0 {
-		return plan
-	}
-	var ok bool
-	if plan.Limiter, ok = lim.Take(now); !ok {
-		plan.EvictionPending = true
-		plan.NextCheck = earliest(plan.NextCheck, plan.Limiter.Available(now))
-		return plan
-	}
-	plan.EvictPods = victims
+	plan.Evict = true
 	return plan
 }
 
@@ -177,13 +162,6 @@ func observe(obs Observed, node *corev1.Node, cond *corev1.NodeCondition, now ti
 	return obs
 }
 
-// Schedulable reports whether pods may be placed on node: it is Ready and not
-// cordoned (spec.unschedulable).
-func Schedulable(node *corev1.Node) bool {
-	c := readyCondition(node.Status.Conditions)
-	return !node.Spec.Unschedulable && c != nil && c.Status == corev1.ConditionTrue
-}
-
 func readyCondition(cs []corev1.NodeCondition) *corev1.NodeCondition {
 	for i := range cs {
 		if cs[i].Type == corev1.NodeReady {
@@ -193,8 +171,9 @@ func readyCondition(cs []corev1.NodeCondition) *corev1.NodeCondition {
 	return nil
 }
 
-// podsOf returns the pods bound to node that are not already terminating.
-func podsOf(node string, pods []*corev1.Pod) []types.NamespacedName {
+// Victims returns the pods of an evicted node: those bound to it (pods of other nodes
+// are ignored) that are not already terminating.
+func Victims(node string, pods []*corev1.Pod) []types.NamespacedName {
 	var out []types.NamespacedName
 	for _, p := range pods {
 		if p.Spec.NodeName == node && p.DeletionTimestamp == nil {
@@ -202,14 +181,6 @@ func podsOf(node string, pods []*corev1.Pod) []types.NamespacedName {
 		}
 	}
 	return out
-}
-
-func labelPatch(name string) json.RawMessage {
-	b, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{HostnameLabel: name}}})
-	if err != nil {
-		panic(err) // a map of strings always marshals
-	}
-	return b
 }
 
 // earliest of two times, zero meaning none.

@@ -31,10 +31,7 @@ func (b *nodeB) ready(s corev1.ConditionStatus, heartbeat, transition time.Time)
 	return b
 }
 func (b *nodeB) noLabels() *nodeB  { b.n.Labels = nil; return b }
-func (b *nodeB) cordoned() *nodeB  { b.n.Spec.Unschedulable = true; return b }
 func (b *nodeB) obj() *corev1.Node { return b.n }
-func full(now time.Time) Limiter   { return NewLimiter(cfg.DeletingPodsQPS, cfg.DeletingPodsBurst, now) }
-func empty(now time.Time) Limiter  { l := full(now); l.Tokens = 0; return l }
 func at(d time.Duration) time.Time { return t0.Add(d) }
 func seen(probe, transition time.Duration, hb, tr time.Time, st corev1.ConditionStatus) Observed {
 	return Observed{Heartbeat: hb, Transition: tr, Status: st, ProbeAt: at(probe), TransitionAt: at(transition)}
@@ -56,12 +53,10 @@ func TestDecide(t *testing.T) {
 		name          string
 		node          *corev1.Node
 		obs           Observed
-		lim           Limiter
 		now           time.Time
 		wantCondition *corev1.NodeCondition // the Ready condition written, nil when none
 		wantLabel     bool
 		wantEvict     []string
-		wantPending   bool
 		wantEvent     string
 		wantNext      time.Time
 		wantProbe     time.Time
@@ -131,9 +126,9 @@ func TestDecide(t *testing.T) {
 			now: at(time.Hour), wantNext: at(time.Hour + 40*time.Second), wantProbe: at(time.Hour),
 		},
 		{
-			name: "eviction due but no token: pending until one refills",
+			name: "eviction long due: still evicting (the evictor paces it)",
 			node: newNode("n1").ready(corev1.ConditionUnknown, hb, at(50*time.Second)).obj(), obs: seen(10*time.Second, 50*time.Second, hb, at(50*time.Second), corev1.ConditionUnknown),
-			lim: empty(at(time.Hour)), now: at(time.Hour), wantPending: true, wantNext: at(time.Hour + 10*time.Second), wantProbe: at(10 * time.Second),
+			now: at(time.Hour), wantEvict: []string{"default/a", "kube-system/b"}, wantProbe: at(10 * time.Second),
 		},
 		{
 			name: "Unknown with nothing left to evict: no timer",
@@ -143,11 +138,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			lim := tc.lim
-			if lim.Burst == 0 {
-				lim = full(tc.now)
-			}
-			plan := Decide(tc.node, pods, tc.obs, lim, cfg, tc.now)
+			plan := Decide(tc.node, tc.obs, cfg, tc.now)
 			switch {
 			case tc.wantCondition == nil && plan.Status != nil:
 				t.Errorf("status written: %+v", plan.Status)
@@ -163,23 +154,20 @@ func TestDecide(t *testing.T) {
 					t.Errorf("the node given was modified")
 				}
 			}
-			if got := plan.LabelPatch != nil; got != tc.wantLabel {
-				t.Errorf("label patch = %s", plan.LabelPatch)
-			} else if got && string(plan.LabelPatch) != `{"metadata":{"labels":{"kubernetes.io/hostname":"n1"}}}` {
-				t.Errorf("label patch = %s", plan.LabelPatch)
+			if plan.Hostname != tc.wantLabel {
+				t.Errorf("hostname label = %v, want %v", plan.Hostname, tc.wantLabel)
 			}
 			var evicted []string
-			for _, n := range plan.EvictPods {
-				evicted = append(evicted, n.String())
+			if plan.Evict {
+				for _, n := range Victims(tc.node.Name, pods) {
+					evicted = append(evicted, n.String())
+				}
 			}
 			if !slices.Equal(evicted, tc.wantEvict) {
 				t.Errorf("evicted %v, want %v", evicted, tc.wantEvict)
 			}
-			if evicted != nil && plan.Limiter.Tokens != lim.Tokens-1 {
-				t.Errorf("tokens %v after eviction, had %v", plan.Limiter.Tokens, lim.Tokens)
-			}
-			if plan.EvictionPending != tc.wantPending || plan.Event != tc.wantEvent {
-				t.Errorf("pending %v event %q", plan.EvictionPending, plan.Event)
+			if plan.Event != tc.wantEvent {
+				t.Errorf("event %q, want %q", plan.Event, tc.wantEvent)
 			}
 			if !plan.NextCheck.Equal(tc.wantNext) {
 				t.Errorf("next check %v, want %v", plan.NextCheck, tc.wantNext)
@@ -197,14 +185,13 @@ func TestLifecycle(t *testing.T) {
 	n := newNode("n1").obj()
 	pods := []*corev1.Pod{pod("default", "web", "n1", false)}
 	var obs Observed
-	lim := full(t0)
 	var unknownAt, evictedAt time.Time
 	for now := t0; now.Before(at(10 * time.Minute)); now = now.Add(5 * time.Second) {
 		if now.After(t0) && !now.After(at(time.Minute)) && now.Sub(t0)%(10*time.Second) == 0 {
 			n = newNode("n1").ready(corev1.ConditionTrue, now, at(10*time.Second)).obj()
 		}
-		plan := Decide(n, pods, obs, lim, cfg, now)
-		obs, lim = plan.Observed, plan.Limiter
+		plan := Decide(n, obs, cfg, now)
+		obs = plan.Observed
 		if plan.Status != nil {
 			if !unknownAt.IsZero() {
 				t.Fatalf("status written twice, at %v and %v", unknownAt, now)
@@ -213,7 +200,7 @@ func TestLifecycle(t *testing.T) {
 			n = n.DeepCopy()
 			n.Status = *plan.Status
 		}
-		if len(plan.EvictPods) > 0 {
+		if plan.Evict && len(Victims(n.Name, pods)) > 0 {
 			evictedAt = now
 			pods = nil
 		}
@@ -227,45 +214,58 @@ func TestLifecycle(t *testing.T) {
 	}
 }
 
-// TestEvictionRateLimit: 15 nodes go Unknown together; the shared bucket lets 10 be
-// evicted at once, then one every 10 seconds.
+// TestEvictionRateLimit: 15 nodes ask for evictions together; the evictor's bucket
+// lets 10 be evicted at once, then one every 10 seconds.
 func TestEvictionRateLimit(t *testing.T) {
-	hb := at(10 * time.Second)
 	start := at(time.Hour)
-	lim := full(t0)
-	pending := map[string]bool{}
-	var nodes []string
+	ev := NewEvictor(cfg.DeletingPodsQPS, cfg.DeletingPodsBurst, start)
 	for i := range 15 {
 		name := fmt.Sprintf("n%02d", i)
-		nodes = append(nodes, name)
-		pending[name] = true
+		ev.Request(Eviction{Node: name, Pods: Victims(name, []*corev1.Pod{pod("default", "p-"+name, name, false)})})
 	}
 	steps := []struct {
 		after     time.Duration
 		wantCount int // nodes evicted so far
-	}{{0, 10}, {5 * time.Second, 10}, {10 * time.Second, 11}, {19 * time.Second, 11}, {20 * time.Second, 12}, {50 * time.Second, 15}}
-	evicted := 0
+		wantNext  time.Duration
+	}{{0, 10, 10 * time.Second}, {5 * time.Second, 10, 10 * time.Second}, {10 * time.Second, 11, 20 * time.Second},
+		{19 * time.Second, 11, 20 * time.Second}, {20 * time.Second, 12, 30 * time.Second}, {50 * time.Second, 15, 0}}
+	evicted := map[string]bool{}
 	for _, st := range steps {
 		t.Run(st.after.String(), func(t *testing.T) {
-			now := start.Add(st.after)
-			for _, name := range nodes {
-				if !pending[name] {
-					continue
+			due, next := ev.Drain(start.Add(st.after))
+			for _, e := range due {
+				if evicted[e.Node] || len(e.Pods) != 1 {
+					t.Fatalf("eviction %+v twice or without its pod", e)
 				}
-				n := newNode(name).ready(corev1.ConditionUnknown, hb, at(50*time.Second)).obj()
-				plan := Decide(n, []*corev1.Pod{pod("default", "p-"+name, name, false)}, seen(10*time.Second, 50*time.Second, hb, at(50*time.Second), corev1.ConditionUnknown), lim, cfg, now)
-				lim = plan.Limiter
-				if len(plan.EvictPods) > 0 {
-					evicted++
-					pending[name] = false
-				} else if !plan.EvictionPending {
-					t.Fatalf("%s neither evicted nor pending", name)
-				}
+				evicted[e.Node] = true
 			}
-			if evicted != st.wantCount {
-				t.Fatalf("evicted %d nodes, want %d", evicted, st.wantCount)
+			if len(evicted) != st.wantCount {
+				t.Fatalf("evicted %d nodes, want %d", len(evicted), st.wantCount)
+			}
+			if want := start.Add(st.wantNext); st.wantNext == 0 && !next.IsZero() || st.wantNext != 0 && !next.Equal(want) {
+				t.Fatalf("next token at %v, want %v", next, st.wantNext)
 			}
 		})
+	}
+}
+
+func TestEvictorRequestAndCancel(t *testing.T) {
+	ev := NewEvictor(0.1, 1, t0)
+	ev.Request(Eviction{Node: "a", Trace: "first"})
+	ev.Request(Eviction{Node: "b"})
+	ev.Request(Eviction{Node: "a", Trace: "second"}) // replaces, keeps its place
+	ev.Request(Eviction{Node: "c"})
+	ev.Cancel("b")
+	ev.Cancel("missing")
+	var order []string
+	for now := t0; now.Before(at(time.Minute)); now = now.Add(10 * time.Second) {
+		due, _ := ev.Drain(now)
+		for _, e := range due {
+			order = append(order, e.Node+":"+e.Trace)
+		}
+	}
+	if want := []string{"a:second", "c:"}; !slices.Equal(order, want) {
+		t.Fatalf("evicted %v, want %v", order, want)
 	}
 }
 
@@ -292,26 +292,5 @@ func TestLimiter(t *testing.T) {
 	}
 	if !(Limiter{Burst: 1}).Available(t0).IsZero() {
 		t.Fatal("an empty bucket without QPS will never refill")
-	}
-}
-
-func TestSchedulable(t *testing.T) {
-	tests := []struct {
-		name string
-		node *corev1.Node
-		want bool
-	}{
-		{"ready", newNode("n").ready(corev1.ConditionTrue, t0, t0).obj(), true},
-		{"cordoned", newNode("n").ready(corev1.ConditionTrue, t0, t0).cordoned().obj(), false},
-		{"not ready", newNode("n").ready(corev1.ConditionFalse, t0, t0).obj(), false},
-		{"unknown", newNode("n").ready(corev1.ConditionUnknown, t0, t0).obj(), false},
-		{"never posted", newNode("n").obj(), false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Schedulable(tc.node); got != tc.want {
-				t.Fatalf("Schedulable = %v, want %v", got, tc.want)
-			}
-		})
 	}
 }

@@ -361,15 +361,26 @@ func TestDependentsToDelete(t *testing.T) {
 		policy     metav1.DeletionPropagation
 		wantOrphan []string
 		wantDelete []string
+		pods       []*corev1.Pod // nil: pods
+		wantDone   bool
 	}{
 		{name: "orphan", policy: metav1.DeletePropagationOrphan, wantOrphan: []string{"mine", "mine-terminating"}},
 		{name: "background", policy: metav1.DeletePropagationBackground, wantDelete: []string{"mine"}},
 		{name: "foreground", policy: metav1.DeletePropagationForeground, wantDelete: []string{"mine"}},
 		{name: "default", wantDelete: []string{"mine"}},
+		{name: "only a terminating pod left", policy: metav1.DeletePropagationForeground, pods: pods[1:]},
+		{name: "none of its pods left", policy: metav1.DeletePropagationForeground, pods: pods[2:], wantDone: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := DependentsToDelete(rc, pods, tc.policy)
+			in := pods
+			if tc.pods != nil {
+				in = tc.pods
+			}
+			d := DependentsToDelete(rc, in, tc.policy)
+			if d.Done() != tc.wantDone {
+				t.Errorf("done = %v, want %v (owned %d)", d.Done(), tc.wantDone, d.Owned)
+			}
 			if got := patchNames(d.Orphan); !slices.Equal(got, tc.wantOrphan) {
 				t.Errorf("orphan = %v, want %v", got, tc.wantOrphan)
 			}

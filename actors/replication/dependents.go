@@ -9,7 +9,13 @@ import (
 type Dependents struct {
 	Orphan []PodPatch `json:"orphan,omitempty"` // ownerReference removed, the pod keeps running
 	Delete []string   `json:"delete,omitempty"` // pod names to delete
+	// Owned counts the pods the RC still owns (terminating ones included): the RC
+	// held for deletion goes once none is left.
+	Owned int `json:"owned,omitempty"`
 }
+
+// Done tells whether an RC held for deletion has no pod left to deal with.
+func (d Dependents) Done() bool { return d.Owned == 0 }
 
 // DependentsToDelete decides the fate of rc's pods when rc is deleted with policy:
 // Orphan releases them; Background and Foreground (the default for an RC, as in
@@ -20,6 +26,7 @@ func DependentsToDelete(rc *corev1.ReplicationController, pods []*corev1.Pod, po
 		if p.Namespace != rc.Namespace || !ownedBy(p, rc) {
 			continue
 		}
+		d.Owned++
 		switch policy {
 		case metav1.DeletePropagationOrphan:
 			d.Orphan = append(d.Orphan, releasePatch(p, rc.UID))
@@ -32,6 +39,8 @@ func DependentsToDelete(rc *corev1.ReplicationController, pods []*corev1.Pod, po
 	return d
 }
 
+// ownedBy is the one definition of an RC's pod: one of its ownerReferences carries
+// the RC's UID.
 func ownedBy(p *corev1.Pod, rc *corev1.ReplicationController) bool {
 	for _, r := range p.OwnerReferences {
 		if r.UID == rc.UID {

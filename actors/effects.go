@@ -1,0 +1,161 @@
+package actors
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeactor/kubeactor/actors/control"
+	"github.com/kubeactor/kubeactor/actors/lifecycle"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// effects is an object actor seen by its controller: what the controller may do and
+// read (control.Effects). It is the actor itself under another type, so handing it
+// out allocates nothing; it is valid while the actor handles a message.
+type effects objectActor
+
+var _ control.Effects = (*effects)(nil)
+
+func (a *objectActor) effects() *effects { return (*effects)(a) }
+
+func (fx *effects) actor() *objectActor { return (*objectActor)(fx) }
+
+func keyOf(r control.Ref) persistence.Key {
+	return persistence.Key{Resource: r.Resource, Namespace: r.Namespace, Name: r.Name}
+}
+
+func (fx *effects) Self() control.Ref {
+	k := fx.cell.key
+	return control.Ref{Resource: k.Resource, Namespace: k.Namespace, Name: k.Name}
+}
+
+func (fx *effects) Object() runtime.Object  { return fx.obj }
+func (fx *effects) Revision() int64         { return fx.rev }
+func (fx *effects) Now() time.Time          { return fx.env.now() }
+func (fx *effects) Trace() string           { return fx.cell.trace }
+func (fx *effects) Log() logrus.FieldLogger { return fx.actor().fields(fx.cell.trace) }
+func (fx *effects) Outstanding() int        { return fx.outstanding }
+
+func (fx *effects) Create(resource string, obj runtime.Object) error {
+	if err := prepareNew(resource, obj, fx.env.now()); err != nil {
+		return err
+	}
+	pid, ok := fx.env.managers[resource]
+	if !ok {
+		return fmt.Errorf("create %s: %w", resource, ErrUnknownResource)
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", resource, err)
+	}
+	key := persistence.Key{Resource: resource, Namespace: m.GetNamespace(), Name: m.GetName()}
+	fx.ctx.Request(pid, &createRequest{envelope: envelope{trace: fx.cell.trace, key: key}, object: obj})
+	fx.outstanding++
+	return nil
+}
+
+func (fx *effects) Update(resource string, cur, next runtime.Object) error {
+	pid, ok := fx.env.managers[resource]
+	if !ok {
+		return fmt.Errorf("update %s: %w", resource, ErrUnknownResource)
+	}
+	m, err := meta.Accessor(cur)
+	if err != nil {
+		return fmt.Errorf("update %s: %w", resource, err)
+	}
+	rv, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
+	if err != nil {
+		return fmt.Errorf("update %s %s/%s: resourceVersion: %w", resource, m.GetNamespace(), m.GetName(), err)
+	}
+	key := persistence.Key{Resource: resource, Namespace: m.GetNamespace(), Name: m.GetName()}
+	fx.ctx.Request(pid, &updateRequest{envelope: envelope{trace: fx.cell.trace, key: key}, object: next,
+		pre: Preconditions{UID: m.GetUID(), ResourceVersion: rv}})
+	fx.outstanding++
+	return nil
+}
+
+func (fx *effects) Delete(ref control.Ref, noAnswer bool) {
+	pid, ok := fx.env.managers[ref.Resource]
+	if !ok {
+		return
+	}
+	msg := &deleteRequest{envelope: envelope{trace: fx.cell.trace, key: keyOf(ref)}}
+	if noAnswer {
+		fx.ctx.Send(pid, msg)
+		return
+	}
+	fx.ctx.Request(pid, msg)
+	fx.outstanding++
+}
+
+// Write persists the object's own new state: a create (prepared as any created
+// object) when it is absent, otherwise an update against the state the actor holds.
+func (fx *effects) Write(next runtime.Object) error {
+	a := fx.actor()
+	var plan lifecycle.Plan
+	var err error
+	if a.obj == nil {
+		if err = prepareNew(a.cell.key.Resource, next, a.env.now()); err == nil {
+			plan, err = lifecycle.Create(nil, next)
+		}
+	} else {
+		plan, err = lifecycle.Update(a.obj, a.rev, next, lifecycle.Preconditions{}, a.holds(), a.env.now())
+	}
+	if err == nil {
+		err = a.apply(a.cell.trace, plan)
+	}
+	return err
+}
+
+func (fx *effects) Remove() error {
+	a := fx.actor()
+	a.stopTimer()
+	return a.apply(a.cell.trace, lifecycle.Plan{Op: persistence.OpDelete, Gone: true})
+}
+
+func (fx *effects) QueueSync()              { fx.actor().queueSync(fx.ctx) }
+func (fx *effects) QueueResync()            { fx.actor().queueResync(fx.ctx) }
+func (fx *effects) SyncAt(t time.Time)      { fx.actor().syncAt(fx.ctx, t) }
+func (fx *effects) Pace(cost time.Duration) { fx.actor().paceFor(cost) }
+
+func (fx *effects) Record(involved runtime.Object, eventType, reason, message string) {
+	fx.actor().record(fx.ctx, involved, eventType, reason, message)
+}
+
+func (fx *effects) Serves(resource string) bool {
+	_, ok := fx.env.managers[resource]
+	return ok
+}
+
+func (fx *effects) Each(resource, namespace string, fn func(obj runtime.Object) bool) {
+	fx.env.store.Snapshot(resource).Ascend(namespace, "", func(it *persistence.Item) bool { return fn(it.Object) })
+}
+
+func (fx *effects) Get(ref control.Ref) runtime.Object {
+	it, err := fx.env.store.Get(keyOf(ref))
+	if err != nil {
+		return nil
+	}
+	return it.Object
+}
+
+func (fx *effects) Contents(ns string) []control.Ref {
+	var refs []control.Ref
+	for _, k := range fx.env.contents(ns) {
+		refs = append(refs, control.Ref{Resource: k.Resource, Namespace: k.Namespace, Name: k.Name})
+	}
+	return refs
+}
+
+func (fx *effects) Tell(name string, msg any) {
+	if pid, ok := fx.env.singletons[name]; ok {
+		fx.ctx.Send(pid, msg)
+		return
+	}
+	fx.env.log.WithFields(logrus.Fields{"actor": name, "message": fmt.Sprintf("%T", msg)}).Warn("no such actor")
+}

@@ -1,0 +1,319 @@
+package replication
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+
+	"github.com/kubeactor/kubeactor/actors/control"
+)
+
+// The replication controller: each RC's own actor keeps spec.replicas pods. Its sync
+// reads the pods of the RC's namespace, asks Decide for a plan, and sends the plan's
+// writes to the pods' actors; the answers come back through Answered, and the pods'
+// changes as resyncs from the pod feed. The expectations live in the controller,
+// which a restarted actor keeps, so it never creates a pod twice.
+
+// Finalizers that hold an RC while its pods are dealt with, as in Kubernetes.
+const (
+	FinalizerOrphan     = metav1.FinalizerOrphanDependents
+	FinalizerForeground = metav1.FinalizerDeleteDependents
+)
+
+// ResyncPeriod is how often an RC syncs without any event, covering anything lost.
+const ResyncPeriod = 30 * time.Second
+
+// Pod writes an RC asks for, in Controller.sent.
+const (
+	opCreate = "create"
+	opDelete = "delete"
+)
+
+// Controller is an RC's controller (control.Controller).
+type Controller struct {
+	exp Expectations
+	// synced is the RC's revision at its last sync; dirty says a refused write
+	// changed the expectations since. Either makes Settle queue a sync.
+	synced int64
+	dirty  bool
+	// sent maps a pod to the write (create or delete) awaiting its answer, so the
+	// answer records the right event.
+	sent map[string]string
+	// owed says that resyncs from the pod feed were put off until the answers to the
+	// last sync's writes are in (see ResyncLater).
+	owed bool
+}
+
+var (
+	_ control.Controller = (*Controller)(nil)
+	_ control.Deleter    = (*Controller)(nil)
+	_ control.Deferrer   = (*Controller)(nil)
+)
+
+// NewController returns the controller of one RC.
+func NewController() control.Controller { return &Controller{} }
+
+func (c *Controller) send(pod, op string) {
+	if c.sent == nil {
+		c.sent = make(map[string]string)
+	}
+	c.sent[pod] = op
+}
+
+// Deletion holds the RC (with a finalizer, see Terminate) when its pods must be
+// orphaned or deleted first; Background deletes it at once and its pods after.
+func (c *Controller) Deletion(_ runtime.Object, _ *int64, propagation string) (int64, bool) {
+	p := metav1.DeletionPropagation(propagation)
+	return 0, p == metav1.DeletePropagationOrphan || p == metav1.DeletePropagationForeground
+}
+
+// Terminate records, as a finalizer, what must happen to the pods before the RC goes.
+func (c *Controller) Terminate(obj runtime.Object, propagation string) {
+	rc, ok := obj.(*corev1.ReplicationController)
+	if !ok {
+		return
+	}
+	f := FinalizerForeground
+	if metav1.DeletionPropagation(propagation) == metav1.DeletePropagationOrphan {
+		f = FinalizerOrphan
+	}
+	if !slices.Contains(rc.Finalizers, f) {
+		rc.Finalizers = append(rc.Finalizers, f)
+	}
+}
+
+// Deleted deletes the pods of an RC removed at once (propagation Background).
+func (c *Controller) Deleted(fx control.Effects, last runtime.Object) {
+	rc, ok := last.(*corev1.ReplicationController)
+	if !ok {
+		return
+	}
+	deps := DependentsToDelete(rc, pods(fx, rc.Namespace), metav1.DeletePropagationBackground)
+	for _, name := range deps.Delete {
+		fx.Delete(podRef(rc.Namespace, name), true)
+	}
+}
+
+// Answered notes the answer to a pod create or delete: a refused one will bring no
+// pod event.
+func (c *Controller) Answered(fx control.Effects, r control.Answer) {
+	if r.Ref.Resource != "pods" {
+		return
+	}
+	op := c.sent[r.Ref.Name]
+	delete(c.sent, r.Ref.Name)
+	if fx.Outstanding() == 0 {
+		c.sent = nil // no answer is awaited: forget any lost one
+	}
+	c.recordAnswer(fx, op, r)
+	if r.Err == nil {
+		// The answer comes once the write is durable and in the store's cache, where
+		// the next sync reads: it is observed now, not when the pod feed gets there.
+		var ev Event
+		switch pod, _ := r.Object.(*corev1.Pod); {
+		case op == opCreate && pod != nil:
+			ev = Event{Type: Added, Pod: pod}
+		case op == opDelete && pod != nil && !r.Gone: // a graceful delete: terminating
+			ev = Event{Type: Modified, Pod: pod}
+		case op == opDelete:
+			ev = Event{Type: Deleted, Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.Ref.Name, Namespace: r.Ref.Namespace}}}
+		default: // an owner patch
+			return
+		}
+		c.exp = c.exp.Observe(ev)
+		c.dirty = c.dirty || c.exp.Pending() == 0
+		return
+	}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.Ref.Name, Namespace: r.Ref.Namespace}}
+	typ := DeleteFailed
+	if slices.Contains(c.exp.Creates, r.Ref.Name) {
+		typ = CreateFailed
+	}
+	c.exp = c.exp.Observe(Event{Type: typ, Pod: p})
+	c.dirty = true
+	fx.Log().WithField("error", r.Err).Warn("pod write refused")
+}
+
+// Settle syncs the RC when its own object changed, a refused write changed its
+// expectations, or a resync was put off; changes to its pods come as resyncs from
+// the pod feed.
+func (c *Controller) Settle(fx control.Effects) {
+	if c.dirty || c.synced != fx.Revision() || (c.owed && fx.Outstanding() == 0) {
+		fx.QueueSync()
+	}
+}
+
+// ResyncLater puts off a resync from the pod feed while the RC awaits answers to its
+// creates or deletes: until they are in, a sync could only recount the pods (the
+// expectations hold new writes back), and a scale-up of 30,000 pods would recount
+// them after every few of its own creates. The last answer settles the RC, which then
+// syncs once and sees every change.
+func (c *Controller) ResyncLater(fx control.Effects) bool {
+	if fx.Outstanding() == 0 || c.exp.Pending() == 0 {
+		return false
+	}
+	c.owed = true
+	return true
+}
+
+// recordAnswer records the event of an answered pod create or delete, as the
+// Kubernetes replication manager does.
+func (c *Controller) recordAnswer(fx control.Effects, op string, r control.Answer) {
+	rc := fx.Object()
+	if rc == nil {
+		return
+	}
+	switch {
+	case op == opCreate && r.Err == nil:
+		fx.Record(rc, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: "+r.Ref.Name)
+	case op == opCreate:
+		fx.Record(rc, corev1.EventTypeWarning, "FailedCreate", fmt.Sprintf("Error creating: %v", r.Err))
+	case op == opDelete && r.Err == nil:
+		fx.Record(rc, corev1.EventTypeNormal, "SuccessfulDelete", "Deleted pod: "+r.Ref.Name)
+	case op == opDelete:
+		fx.Record(rc, corev1.EventTypeWarning, "FailedDelete", fmt.Sprintf("Error deleting: %v", r.Err))
+	}
+}
+
+// Sync decides, then sends the writes.
+func (c *Controller) Sync(fx control.Effects) {
+	rc, ok := fx.Object().(*corev1.ReplicationController)
+	if !ok {
+		return
+	}
+	now := fx.Now()
+	all := pods(fx, rc.Namespace)
+	if rc.DeletionTimestamp != nil {
+		c.finish(fx, rc, all)
+		c.synced, c.dirty, c.owed = fx.Revision(), false, false
+		return
+	}
+	c.exp = c.exp.ObserveState(all)
+	plan := Decide(rc, all, c.exp, func() string { return rand.String(5) }, now)
+	c.exp = plan.Expectations
+
+	for _, p := range plan.Create {
+		if err := fx.Create("pods", p); err != nil {
+			c.exp = c.exp.Observe(Event{Type: CreateFailed, Pod: p})
+			fx.Log().WithField("error", err).Error("pod from template is invalid")
+			fx.Record(rc, corev1.EventTypeWarning, "FailedCreate", fmt.Sprintf("Error creating: %v", err))
+			continue
+		}
+		c.send(p.Name, opCreate)
+	}
+	for _, name := range plan.Delete {
+		fx.Delete(podRef(rc.Namespace, name), false)
+		c.send(name, opDelete)
+	}
+	patchPods(fx, all, append(plan.Adopt, plan.Release...))
+	if len(plan.Create)+len(plan.Delete) > 0 {
+		fx.Log().WithFields(logrus.Fields{"create": len(plan.Create), "delete": len(plan.Delete)}).Debug("rc sync")
+	}
+	if plan.StatusChanged {
+		next := rc.DeepCopy()
+		next.Status = plan.Status
+		if err := fx.Write(next); err != nil {
+			fx.Log().WithField("error", err).Error("write own status")
+		}
+	}
+	requeue := now.Add(ResyncPeriod)
+	if !plan.Requeue.IsZero() && plan.Requeue.Before(requeue) {
+		requeue = plan.Requeue
+	}
+	fx.SyncAt(requeue)
+	c.synced, c.dirty, c.owed = fx.Revision(), false, false
+}
+
+// finish deals with the pods of an RC held for deletion (Orphan or Foreground) and
+// removes the RC once none is left to deal with.
+func (c *Controller) finish(fx control.Effects, rc *corev1.ReplicationController, all []*corev1.Pod) {
+	policy := metav1.DeletePropagationForeground
+	if slices.Contains(rc.Finalizers, FinalizerOrphan) {
+		policy = metav1.DeletePropagationOrphan
+	}
+	deps := DependentsToDelete(rc, all, policy)
+	if deps.Done() {
+		next := rc.DeepCopy()
+		next.Finalizers = slices.DeleteFunc(next.Finalizers, func(f string) bool {
+			return f == FinalizerOrphan || f == FinalizerForeground
+		})
+		if err := fx.Write(next); err != nil { // with no finalizer left, the update removes the RC
+			fx.Log().WithField("error", err).Error("write own status")
+		}
+		return
+	}
+	if fx.Outstanding() > 0 {
+		return // the answers to the last round come first
+	}
+	for _, name := range deps.Delete {
+		fx.Delete(podRef(rc.Namespace, name), false)
+		c.send(name, opDelete)
+	}
+	patchPods(fx, all, deps.Orphan)
+	fx.SyncAt(fx.Now().Add(time.Second)) // terminating pods: look again
+}
+
+// patchPods applies ownerReference patches (adopt, release, orphan) as updates with
+// the pod's uid and revision as preconditions.
+func patchPods(fx control.Effects, all []*corev1.Pod, patches []PodPatch) {
+	if len(patches) == 0 {
+		return
+	}
+	byName := make(map[string]*corev1.Pod, len(all))
+	for _, p := range all {
+		byName[p.Name] = p
+	}
+	for _, pp := range patches {
+		p, ok := byName[pp.Name]
+		if !ok || p.UID != pp.UID {
+			continue
+		}
+		next, err := applyPodPatch(p, pp.Patch)
+		if err == nil {
+			err = fx.Update("pods", p, next)
+		}
+		if err != nil {
+			fx.Log().WithField("error", err).Error("patch pod owner")
+		}
+	}
+}
+
+func applyPodPatch(p *corev1.Pod, patch []byte) (*corev1.Pod, error) {
+	cur, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	merged, err := strategicpatch.StrategicMergePatch(cur, patch, &corev1.Pod{})
+	if err != nil {
+		return nil, err
+	}
+	next := &corev1.Pod{}
+	if err := json.Unmarshal(merged, next); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+func podRef(ns, name string) control.Ref {
+	return control.Ref{Resource: "pods", Namespace: ns, Name: name}
+}
+
+// pods returns the pods stored in namespace ns.
+func pods(fx control.Effects, ns string) []*corev1.Pod {
+	var out []*corev1.Pod
+	fx.Each("pods", ns, func(obj runtime.Object) bool {
+		if p, ok := obj.(*corev1.Pod); ok {
+			out = append(out, p)
+		}
+		return true
+	})
+	return out
+}

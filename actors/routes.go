@@ -1,0 +1,70 @@
+package actors
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubeactor/kubeactor/actors/service"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// The feeds' routes: which controllers must look again after a pod changed.
+
+// podToRCs routes a pod's change to the RC that controls it or, for an orphan, to
+// every RC of its namespace whose selector matches it (which may adopt it).
+func podToRCs(e *env, ev persistence.Event) []persistence.Key {
+	p, ok := ev.Item.Object.(*corev1.Pod)
+	if !ok {
+		return nil
+	}
+	if ref := metav1.GetControllerOfNoCopy(p); ref != nil {
+		if ref.Kind != "ReplicationController" {
+			return nil
+		}
+		return []persistence.Key{{Resource: "replicationcontrollers", Namespace: p.Namespace, Name: ref.Name}}
+	}
+	if ev.Type == persistence.Deleted {
+		return nil
+	}
+	var keys []persistence.Key
+	e.store.Snapshot("replicationcontrollers").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
+		rc, ok := it.Object.(*corev1.ReplicationController)
+		if ok && len(rc.Spec.Selector) > 0 && labels.ValidatedSetSelector(rc.Spec.Selector).Matches(labels.Set(p.Labels)) {
+			keys = append(keys, it.Key)
+		}
+		return true
+	})
+	return keys
+}
+
+// podToServices routes a pod's change to the services of its namespace whose selector
+// matches the pod, and to those whose endpoints list it (it may have stopped matching).
+func podToServices(e *env, ev persistence.Event) []persistence.Key {
+	p, ok := ev.Item.Object.(*corev1.Pod)
+	if !ok {
+		return nil
+	}
+	seen := map[string]bool{}
+	var keys []persistence.Key
+	e.store.Snapshot("services").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
+		svc, ok := it.Object.(*corev1.Service)
+		if ok && service.Selects(svc, p) {
+			keys = append(keys, it.Key)
+			seen[svc.Name] = true
+		}
+		return true
+	})
+	e.store.Snapshot("endpoints").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
+		ep, ok := it.Object.(*corev1.Endpoints)
+		if ok && !seen[ep.Name] && service.Lists(ep, p) {
+			keys = append(keys, persistence.Key{Resource: "services", Namespace: p.Namespace, Name: ep.Name})
+		}
+		return true
+	})
+	return keys
+}
+
+func podKey(ns, name string) persistence.Key {
+	return persistence.Key{Resource: "pods", Namespace: ns, Name: name}
+}
