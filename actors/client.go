@@ -33,7 +33,7 @@ type Options struct {
 	Store          *persistence.Store
 	Log            logrus.FieldLogger
 	RequestTimeout time.Duration    // how long a caller waits for an actor's reply; 0 means 30s
-	Now            func() time.Time // clock; nil means time.Now
+	Clock          Clock         // nil means RealClock
 	// Resources are the plural resource names given a manager (and whose stored
 	// objects get actors at Start); empty means DefaultResources.
 	Resources []string
@@ -92,8 +92,8 @@ func Start(opts Options) (*System, error) {
 	if opts.RequestTimeout <= 0 {
 		opts.RequestTimeout = 30 * time.Second
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Clock == nil {
+		opts.Clock = RealClock{}
 	}
 	if opts.EventTTL <= 0 {
 		opts.EventTTL = DefaultEventTTL
@@ -126,7 +126,8 @@ func Start(opts Options) (*System, error) {
 		store:      opts.Store,
 		log:        opts.Log,
 		debug:      debugEnabled(opts.Log),
-		now:        opts.Now,
+		now:        opts.Clock.Now,
+		clock:      opts.Clock,
 		root:       sys.Root,
 		managers:   make(map[string]*actor.PID, len(opts.Resources)),
 		resources:  append([]string(nil), opts.Resources...),

@@ -105,7 +105,7 @@ func TestRecordEvent(t *testing.T) {
 			st := openStore(t)
 			clock := newFakeClock()
 			start := clock.Now()
-			s := startSystem(t, st, clock.Now)
+			s := startSystem(t, st, clock)
 			var agg *event.Aggregator
 			if tc.aggregate {
 				agg = &event.Aggregator{}
@@ -163,7 +163,7 @@ func TestEventExpires(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := openStore(t)
 			clock := newFakeClock()
-			s := startSystem(t, st, clock.Now)
+			s := startSystem(t, st, clock)
 			p := newPod("ns", "web").obj()
 			for _, d := range tc.steps {
 				clock.Advance(d)
@@ -199,7 +199,7 @@ func TestEventExpires(t *testing.T) {
 func TestEventsSurviveRestart(t *testing.T) {
 	st := openStore(t)
 	clock := newFakeClock()
-	s := startSystem(t, st, clock.Now)
+	s := startSystem(t, st, clock)
 	p := newPod("ns", "web").obj()
 	record := func(s *System) {
 		s.env.recordEvent(s.env.root, nil, "test", p, "kubelet", corev1.EventTypeNormal, "Pulled", "pulled image nginx")
@@ -219,14 +219,14 @@ func TestEventsSurviveRestart(t *testing.T) {
 	s.Stop()
 
 	clock.Advance(30 * time.Minute)
-	s = startSystem(t, st, clock.Now)
+	s = startSystem(t, st, clock)
 	waitFor(t, "event kept across restart", count(2))
 	record(s) // the loaded event's actor bumps it
 	waitFor(t, "bump after restart", count(3))
 	s.Stop()
 
 	clock.Advance(DefaultEventTTL + time.Second)
-	s = startSystem(t, st, clock.Now) // the loaded event is expired: its actor deletes it unasked
+	s = startSystem(t, st, clock) // the loaded event is expired: its actor deletes it unasked
 	waitFor(t, "expired at start", func() error {
 		if evs := storedEvents(t, st, "involvedObject.name=web"); len(evs) > 0 {
 			return fmt.Errorf("%d events left", len(evs))
@@ -239,7 +239,7 @@ func TestEventsSurviveRestart(t *testing.T) {
 
 func TestRCRecordsEvents(t *testing.T) {
 	st := openStore(t)
-	s := startSystem(t, st, time.Now)
+	s := startSystem(t, st, RealClock{})
 	ctx := context.Background()
 	if _, err := s.Create(ctx, rcKey("default", "web"), newRC("default", "web", 3)); err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"errors"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
@@ -17,7 +16,7 @@ type evictTick struct{}
 // evictorState is what the evictor keeps across restarts.
 type evictorState struct {
 	ev    *node.Evictor
-	timer *time.Timer
+	timer Timer
 }
 
 // evictor is the actor of the one node.Evictor: node actors send it eviction
@@ -75,13 +74,9 @@ func (v *evictor) drain(ctx actor.Context) {
 		v.st.timer.Stop()
 		v.st.timer = nil
 	}
-	if !v.st.ev.Waiting() {
-		return
-	}
-	wait := v.env.nodes.MonitorPeriod // a clock that jumps is noticed within it
-	if !next.IsZero() {
-		wait = min(wait, max(next.Sub(now), 0))
+	if next.IsZero() {
+		return // nothing waits, or the bucket never refills
 	}
 	self, root := ctx.Self(), v.env.root
-	v.st.timer = time.AfterFunc(wait, func() { root.Send(self, &evictTick{}) })
+	v.st.timer = v.env.clock.AfterFunc(max(next.Sub(now), 0), func() { root.Send(self, &evictTick{}) })
 }

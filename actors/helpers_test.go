@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -46,11 +47,21 @@ func newObject(resource string) (kruntime.Object, error) {
 
 var testResources = []string{"pods", "namespaces", "services", "replicationcontrollers", "nodes", "configmaps", "events"}
 
-// fakeClock is a clock tests move by hand.
+// fakeClock is a clock tests move by hand; its timers fire as it moves.
 type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu     sync.Mutex
+	t      time.Time
+	timers []*fakeTimer
 }
+
+type fakeTimer struct {
+	c       *fakeClock
+	at      time.Time
+	f       func()
+	stopped bool
+}
+
+var _ Clock = (*fakeClock)(nil)
 
 func newFakeClock() *fakeClock {
 	return &fakeClock{t: time.Date(2015, 7, 10, 12, 0, 0, 0, time.UTC)}
@@ -62,10 +73,51 @@ func (c *fakeClock) Now() time.Time {
 	return c.t
 }
 
-func (c *fakeClock) Advance(d time.Duration) {
+// AfterFunc arms a timer that fires when Advance passes its time (at once, in its own
+// goroutine, when d is not positive).
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	tm := &fakeTimer{c: c, at: c.t.Add(d), f: f}
+	if d <= 0 {
+		go f()
+		tm.stopped = true
+		return tm
+	}
+	c.timers = append(c.timers, tm)
+	return tm
+}
+
+func (tm *fakeTimer) Stop() bool {
+	tm.c.mu.Lock()
+	defer tm.c.mu.Unlock()
+	was := !tm.stopped
+	tm.stopped = true
+	return was
+}
+
+// Advance moves the clock and fires, in time order, the timers it passed.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
 	c.t = c.t.Add(d)
+	var due []*fakeTimer
+	keep := c.timers[:0]
+	for _, tm := range c.timers {
+		switch {
+		case tm.stopped:
+		case !tm.at.After(c.t):
+			tm.stopped = true
+			due = append(due, tm)
+		default:
+			keep = append(keep, tm)
+		}
+	}
+	c.timers = keep
+	c.mu.Unlock()
+	slices.SortStableFunc(due, func(a, b *fakeTimer) int { return a.at.Compare(b.at) })
+	for _, tm := range due {
+		tm.f()
+	}
 }
 
 func openStore(t testing.TB) *persistence.Store {
@@ -86,9 +138,9 @@ func quietLog() logrus.FieldLogger {
 }
 
 // startSystem starts a system on st; it is stopped before st is closed.
-func startSystem(t testing.TB, st *persistence.Store, now func() time.Time) *System {
+func startSystem(t testing.TB, st *persistence.Store, clock Clock) *System {
 	t.Helper()
-	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Now: now, Resources: testResources,
+	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Clock: clock, Resources: testResources,
 		SyncPacing: -1}) // tests that force a sync rely on it being handled in mailbox order
 	if err != nil {
 		t.Fatalf("start: %v", err)

@@ -71,7 +71,7 @@ func TestNodePodCIDRAllocation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := newFakeClock()
 			st := openControllerStore(t)
-			s := startControllers(t, st, clock.Now, cidrNodeOptions(true), ServiceOptions{})
+			s := startControllers(t, st, clock, cidrNodeOptions(true), ServiceOptions{})
 			ctx := context.Background()
 			var names []string
 			for _, sp := range tt.steps {
@@ -112,7 +112,7 @@ func TestNodePodCIDRRestart(t *testing.T) {
 	st := openControllerStore(t)
 	ctx := context.Background()
 	start := func(allocate bool) *System {
-		s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Now: clock.Now,
+		s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Clock: clock,
 			Nodes: cidrNodeOptions(allocate), Resources: append(append([]string(nil), testResources...), "endpoints"), SyncPacing: -1})
 		if err != nil {
 			t.Fatalf("start: %v", err)

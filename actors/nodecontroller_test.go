@@ -33,9 +33,9 @@ func openControllerStore(t testing.TB) *persistence.Store {
 }
 
 // startControllers starts a system with the controllers' kinds and options.
-func startControllers(t testing.TB, st *persistence.Store, now func() time.Time, nodes NodeOptions, svcs ServiceOptions) *System {
+func startControllers(t testing.TB, st *persistence.Store, clock Clock, nodes NodeOptions, svcs ServiceOptions) *System {
 	t.Helper()
-	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Now: now, Nodes: nodes, Services: svcs,
+	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Clock: clock, Nodes: nodes, Services: svcs,
 		Resources:  append(append([]string(nil), testResources...), "endpoints"),
 		SyncPacing: -1}) // forceSync relies on a resync being handled in mailbox order
 	if err != nil {
@@ -54,12 +54,11 @@ func forceSync(t testing.TB, s *System, k persistence.Key) {
 	probe(t, s, k)
 }
 
-// testNodeOptions: the 1.0 durations, a short monitor period so the fake clock's
-// jumps are seen quickly, and one eviction a minute.
+// testNodeOptions: the 1.0 durations and one eviction a minute.
 func testNodeOptions() NodeOptions {
 	cfg := node.DefaultConfig()
 	cfg.DeletingPodsQPS, cfg.DeletingPodsBurst = 1.0/60, 1
-	return NodeOptions{Config: cfg, MonitorPeriod: 10 * time.Millisecond}
+	return NodeOptions{Config: cfg}
 }
 
 func nodeKey(name string) persistence.Key { return persistence.Key{Resource: "nodes", Name: name} }
@@ -127,7 +126,7 @@ func TestNodeReadiness(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newFakeClock()
 			st := openControllerStore(t)
-			s := startControllers(t, st, clock.Now, testNodeOptions(), ServiceOptions{})
+			s := startControllers(t, st, clock, testNodeOptions(), ServiceOptions{})
 			now := clock.Now()
 			var hb *time.Time
 			if tc.posted {
@@ -162,7 +161,7 @@ func TestNodeReadiness(t *testing.T) {
 func TestNodeEvictionRateLimited(t *testing.T) {
 	clock := newFakeClock()
 	st := openControllerStore(t)
-	s := startControllers(t, st, clock.Now, testNodeOptions(), ServiceOptions{})
+	s := startControllers(t, st, clock, testNodeOptions(), ServiceOptions{})
 	ctx := context.Background()
 	now := clock.Now()
 	nodes := []string{"n1", "n2", "n3"}

@@ -16,10 +16,6 @@ import (
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
-// maxTick bounds how long an object waits before looking at its grace period again,
-// so that a clock that jumps (Options.Now in tests, NTP) is noticed within it.
-const maxTick = time.Second
-
 // cell is what an object's actor keeps across restarts: an actor instance is
 // replaced on restart, the cell is not. Only that actor touches it.
 type cell struct {
@@ -30,9 +26,9 @@ type cell struct {
 	handled  uint64            // routed requests handled (see the protocol in manager.go)
 	restarts int
 	trace    string // trace of the last request, for logs and writes the actor makes on its own
-	timer    *time.Timer
-	requeue  *time.Timer // a controller's next sync without an event
-	paced    *time.Timer // a sync held back by pacing (see queueSync)
+	timer    Timer       // the grace period's end (Options.Clock)
+	requeue  Timer       // a controller's next sync without an event (Options.Clock)
+	paced    *time.Timer // a sync held back by pacing, on the real clock (see queueResync)
 	// syncAfter is the earliest start of the next paced sync.
 	syncAfter time.Time
 	// ctrl is the kind's controller, with the state it keeps across restarts.
@@ -72,10 +68,11 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.fields(a.cell.trace).Warn("object actor restarting")
 	case *actor.Stopping:
 		a.stopTimer()
-		for _, t := range []*time.Timer{a.cell.requeue, a.cell.paced} {
-			if t != nil {
-				t.Stop()
-			}
+		if a.cell.requeue != nil {
+			a.cell.requeue.Stop()
+		}
+		if a.cell.paced != nil {
+			a.cell.paced.Stop()
 		}
 	case *createRequest:
 		a.begin(msg.trace)
@@ -334,7 +331,7 @@ func (a *objectActor) settle(ctx actor.Context) {
 		return // the kind's controller owns the object's end
 	}
 	if deadline, ok := lifecycle.Deadline(a.obj); ok {
-		a.schedule(ctx, min(max(deadline.Sub(a.env.now()), 0), maxTick), &graceTick{})
+		a.schedule(ctx, max(deadline.Sub(a.env.now()), 0), &graceTick{})
 	} else {
 		a.stopTimer()
 	}
@@ -344,7 +341,7 @@ func (a *objectActor) settle(ctx actor.Context) {
 func (a *objectActor) schedule(ctx actor.Context, d time.Duration, msg interface{}) {
 	a.stopTimer()
 	self, root := ctx.Self(), a.env.root
-	a.cell.timer = time.AfterFunc(d, func() { root.Send(self, msg) })
+	a.cell.timer = a.env.clock.AfterFunc(d, func() { root.Send(self, msg) })
 }
 
 // syncAt makes the actor sync again at t (a controller's requeue), replacing any
@@ -354,7 +351,7 @@ func (a *objectActor) syncAt(ctx actor.Context, t time.Time) {
 		a.cell.requeue.Stop()
 	}
 	self, root := ctx.Self(), a.env.root
-	a.cell.requeue = time.AfterFunc(max(t.Sub(a.env.now()), 0), func() { root.Send(self, &syncNow{}) })
+	a.cell.requeue = a.env.clock.AfterFunc(max(t.Sub(a.env.now()), 0), func() { root.Send(self, &syncNow{}) })
 }
 
 func (a *objectActor) stopTimer() {

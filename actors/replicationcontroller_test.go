@@ -111,7 +111,7 @@ func scaleRC(t *testing.T, s *System, st *persistence.Store, ns, name string, re
 func TestRCKeepsReplicas(t *testing.T) {
 	st := openStore(t)
 	// With the server's sync pacing, unlike the other tests.
-	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Now: time.Now, Resources: testResources})
+	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func names(pods []*corev1.Pod) []string {
 // RC's labels are adopted and count towards its replicas.
 func TestRCAdoptsOrphans(t *testing.T) {
 	st := openStore(t)
-	s := startSystem(t, st, time.Now)
+	s := startSystem(t, st, RealClock{})
 	ctx := context.Background()
 	for i := 0; i < 2; i++ {
 		p := newPod("default", fmt.Sprintf("cassandra-%d", i)).obj()
@@ -198,7 +198,7 @@ func TestRCDeletionPropagation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.policy, func(t *testing.T) {
 			st := openStore(t)
-			s := startSystem(t, st, time.Now)
+			s := startSystem(t, st, RealClock{})
 			ctx := context.Background()
 			if _, err := s.Create(ctx, rcKey("default", "web"), newRC("default", "web", 2)); err != nil {
 				t.Fatal(err)
@@ -231,7 +231,7 @@ func TestRCDeletionPropagation(t *testing.T) {
 // its replicas and no pod is ever created twice.
 func TestRCRestartCreatesNoDuplicate(t *testing.T) {
 	st := openStore(t)
-	s := startSystem(t, st, time.Now)
+	s := startSystem(t, st, RealClock{})
 	ctx := context.Background()
 	if _, err := s.Create(ctx, rcKey("default", "web"), newRC("default", "web", 300)); err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ func TestRCRestartCreatesNoDuplicate(t *testing.T) {
 
 	scaleRC(t, s, st, "default", "web", 1000)
 	s.Stop()
-	s2 := startSystem(t, st, time.Now)
+	s2 := startSystem(t, st, RealClock{})
 	waitReplicas(t, st, "default", "web", 1000)
 	_ = s2
 	owned, all := rcPods(st, "default", "web")

@@ -119,9 +119,9 @@ type schedulerActor struct {
 	seq      uint64
 	deferred []any // messages that arrived during a round
 
-	retryTimer  *time.Timer
+	retryTimer  Timer
 	retryAt     time.Time
-	expireTimer *time.Timer
+	expireTimer Timer
 }
 
 type queuedPod struct {
@@ -211,7 +211,7 @@ func (s *schedulerActor) stop() {
 		s.inputs.Wait()
 		s.stopInputs = nil
 	}
-	for _, t := range []*time.Timer{s.retryTimer, s.expireTimer} {
+	for _, t := range []Timer{s.retryTimer, s.expireTimer} {
 		if t != nil {
 			t.Stop()
 		}
@@ -471,12 +471,12 @@ func (s *schedulerActor) armRetry(ctx actor.Context, at time.Time) {
 	}
 	self, root := ctx.Self(), s.env.root
 	s.retryAt = at
-	s.retryTimer = time.AfterFunc(max(at.Sub(s.env.now()), 0), func() { root.Send(self, &schedRetry{}) })
+	s.retryTimer = s.env.clock.AfterFunc(max(at.Sub(s.env.now()), 0), func() { root.Send(self, &schedRetry{}) })
 }
 
 func (s *schedulerActor) armExpire(ctx actor.Context) {
 	self, root := ctx.Self(), s.env.root
-	s.expireTimer = time.AfterFunc(expireEvery, func() { root.Send(self, &schedExpire{}) })
+	s.expireTimer = s.env.clock.AfterFunc(expireEvery, func() { root.Send(self, &schedExpire{}) })
 }
 
 // next starts a round for the first queued pod that is still pending.

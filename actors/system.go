@@ -26,7 +26,8 @@ type env struct {
 	store     *persistence.Store
 	log       logrus.FieldLogger
 	debug     bool
-	now       func() time.Time
+	now       func() time.Time // clock.Now
+	clock     Clock
 	root      *actor.RootContext
 	managers  map[string]*actor.PID
 	resources []string

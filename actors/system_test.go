@@ -355,7 +355,7 @@ func TestReloadAtStart(t *testing.T) {
 	}
 	rv := rvOf(t, objs[0])
 
-	s := startSystem(t, st, clock.Now)
+	s := startSystem(t, st, clock)
 	if _, err := s.Create(ctx, podKey("ns", "old"), newPod("ns", "old").obj()); !errors.Is(err, persistence.ErrAlreadyExists) {
 		t.Fatalf("create over loaded object: %v", err)
 	}
@@ -401,7 +401,7 @@ func TestPodGracefulDeletion(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := openStore(t)
 			clock := newFakeClock()
-			s := startSystem(t, st, clock.Now)
+			s := startSystem(t, st, clock)
 			ctx := context.Background()
 			k := podKey("ns", "p")
 			if _, err := s.Create(ctx, k, tc.pod); err != nil {
@@ -445,7 +445,7 @@ func TestPodGracefulDeletion(t *testing.T) {
 func TestFinalizers(t *testing.T) {
 	st := openStore(t)
 	clock := newFakeClock()
-	s := startSystem(t, st, clock.Now)
+	s := startSystem(t, st, clock)
 	ctx := context.Background()
 	k := podKey("ns", "held")
 	if _, err := s.Create(ctx, k, newPod("ns", "held").finalizer("example.com/hold").obj()); err != nil {
@@ -476,7 +476,7 @@ func TestFinalizers(t *testing.T) {
 func TestNamespaceDeletion(t *testing.T) {
 	st := openStore(t)
 	clock := newFakeClock()
-	s := startSystem(t, st, clock.Now)
+	s := startSystem(t, st, clock)
 	ctx := WithTrace(context.Background(), "ns-delete")
 	nsKey := persistence.Key{Resource: "namespaces", Name: "team"}
 	if _, err := s.Create(ctx, nsKey, nsObj("team")); err != nil {
@@ -555,7 +555,7 @@ func TestStopLeavesNoGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := newFakeClock()
-	s, err := Start(Options{Store: st, Log: quietLog(), Now: clock.Now, Resources: testResources})
+	s, err := Start(Options{Store: st, Log: quietLog(), Clock: clock, Resources: testResources})
 	if err != nil {
 		t.Fatal(err)
 	}

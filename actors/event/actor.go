@@ -9,10 +9,6 @@ import (
 	"github.com/kubeactor/kubeactor/actors/control"
 )
 
-// Tick bounds how long an event's actor waits before looking at its expiry again,
-// so that a clock that jumps is noticed within it.
-const Tick = 10 * time.Minute
-
 // Controller is an event's controller (control.Controller). The event's actor is its
 // only writer: recorders send it occurrences (Records), which it writes as a create
 // with count 1 or a bump of count and lastTimestamp; the occurrences that arrive
@@ -69,11 +65,7 @@ func (c *Controller) Settle(fx control.Effects) {
 	if !ok {
 		return
 	}
-	at := Expiry(e, c.ttl)
-	if limit := fx.Now().Add(Tick); at.After(limit) {
-		at = limit
-	}
-	fx.SyncAt(at)
+	fx.SyncAt(Expiry(e, c.ttl))
 }
 
 // Sync writes the occurrences collected, then deletes the event once it has not been

@@ -64,6 +64,3 @@ func (e *Evictor) Drain(now time.Time) (due []Eviction, next time.Time) {
 	}
 	return due, next
 }
-
-// Waiting tells whether a request waits for a token.
-func (e *Evictor) Waiting() bool { return len(e.queue) > 0 }
