@@ -32,7 +32,7 @@ var (
 type Options struct {
 	Store          *persistence.Store
 	Log            logrus.FieldLogger
-	RequestTimeout time.Duration    // how long a caller waits for an actor's reply; 0 means 30s
+	RequestTimeout time.Duration // how long a caller waits for an actor's reply; 0 means 30s
 	Clock          Clock         // nil means RealClock
 	// Resources are the plural resource names given a manager (and whose stored
 	// objects get actors at Start); empty means DefaultResources.

@@ -25,7 +25,7 @@ type cell struct {
 	started  bool              // a first start happened: later starts reload from the store
 	handled  uint64            // routed requests handled (see the protocol in manager.go)
 	restarts int
-	trace    string // trace of the last request, for logs and writes the actor makes on its own
+	trace    string      // trace of the last request, for logs and writes the actor makes on its own
 	timer    Timer       // the grace period's end (Options.Clock)
 	requeue  Timer       // a controller's next sync without an event (Options.Clock)
 	paced    *time.Timer // a sync held back by pacing, on the real clock (see queueResync)
