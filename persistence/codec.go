@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// The storage encoding is JSON (see ENCODING.md): the stored bytes are what a list or
+// The storage encoding is JSON (see docs/storage-encoding.md): the stored bytes are what a list or
 // a watch sends, so Item.JSON costs nothing. Every value starts with a format byte.
 const formatJSON byte = 1
 

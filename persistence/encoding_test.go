@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// The storage encoding was chosen with these benchmarks (see ENCODING.md): what a
+// The storage encoding was chosen with these benchmarks (see docs/storage-encoding.md): what a
 // write costs to encode, what a restart costs to decode, and what a list costs when
 // the gateway needs JSON for every item.
 
