@@ -38,6 +38,7 @@ type harnessOptions struct {
 	changeLogWindow  int64
 	maxBody          int64
 	bookmarkInterval time.Duration
+	profiling        bool
 }
 
 // newObject is the store's type registry, from the resource table.
@@ -63,7 +64,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		t.Fatalf("start actors: %v", err)
 	}
 	srv, err := New(Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: o.maxBody, BookmarkInterval: o.bookmarkInterval,
-		OpenAPI: http.NotFoundHandler()})
+		Profiling: o.profiling, OpenAPI: http.NotFoundHandler()})
 	if err != nil {
 		t.Fatalf("new gateway: %v", err)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	_ "net/http/pprof" // registers /debug/pprof/ on http.DefaultServeMux
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -113,7 +113,7 @@ func New(cfg Config) (*Server, error) {
 	e.GET("/openapi/v3/*", echo.WrapHandler(oa))
 	e.Any("/api/v1/proxy/*", s.legacyProxyRoute)
 	if cfg.Profiling {
-		e.Any("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
+		e.Any("/debug/pprof/*", echo.WrapHandler(profiles()))
 	}
 	if cfg.TestHooks {
 		e.POST("/debug/kubeactor/panic", s.injectPanic)
@@ -346,4 +346,16 @@ func (s *Server) injectPanic(c echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
+}
+
+// profiles serves Go's profiles under /debug/pprof/, mounted on a mux of its own
+// rather than through net/http/pprof's registration on http.DefaultServeMux.
+func profiles() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
