@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/nodeagent/podsync"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
@@ -308,15 +309,10 @@ func (a *Agent) postStatus(ctx context.Context, w *worker, pod *corev1.Pod, obs 
 	st.posted = &status
 }
 
-// gracePeriod is how long a container gets between SIGTERM and SIGKILL.
+// gracePeriod is how long a container gets between SIGTERM and SIGKILL: actors/pod's
+// KillGrace (the deletion's grace, else terminationGracePeriodSeconds, else 30s).
 func gracePeriod(pod *corev1.Pod) time.Duration {
-	switch {
-	case pod.DeletionGracePeriodSeconds != nil:
-		return time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
-	}
-	return 30 * time.Second
+	return time.Duration(podpkg.KillGrace(pod)) * time.Second
 }
 
 // dnsConfig is the resolv.conf a pod's containers get.
