@@ -113,32 +113,3 @@ func TestGracePeriod(t *testing.T) {
 		}
 	}
 }
-
-func TestDNSConfig(t *testing.T) {
-	a := &Agent{cfg: Config{ClusterDNS: "10.254.0.10", ClusterDomain: "cluster.local"}}
-	pod := func(policy corev1.DNSPolicy, host bool) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "web"}, Spec: corev1.PodSpec{DNSPolicy: policy, HostNetwork: host}}
-	}
-	tests := []struct {
-		name    string
-		pod     *corev1.Pod
-		servers string
-		search  string
-	}{
-		{"cluster first", pod(corev1.DNSClusterFirst, false), "10.254.0.10", "web.svc.cluster.local svc.cluster.local cluster.local"},
-		{"unset means cluster first", pod("", false), "10.254.0.10", "web.svc.cluster.local svc.cluster.local cluster.local"},
-		{"default policy: the host's", pod(corev1.DNSDefault, false), "", ""},
-		{"host network, cluster first: the host's", pod(corev1.DNSClusterFirst, true), "", ""},
-		{"host network, cluster first with host net", pod(corev1.DNSClusterFirstWithHostNet, true), "10.254.0.10", "web.svc.cluster.local svc.cluster.local cluster.local"},
-	}
-	for _, tt := range tests {
-		got := a.dnsConfig(tt.pod)
-		if strings.Join(got.Servers, " ") != tt.servers || strings.Join(got.Searches, " ") != tt.search {
-			t.Errorf("%s: %+v", tt.name, got)
-		}
-	}
-	noDNS := &Agent{cfg: Config{ClusterDomain: "cluster.local"}}
-	if got := noDNS.dnsConfig(pod(corev1.DNSClusterFirst, false)); len(got.Servers) != 0 {
-		t.Errorf("without --cluster-dns: %+v", got)
-	}
-}
