@@ -84,14 +84,26 @@ func TestReadManifestErrors(t *testing.T) {
 	}
 }
 
-func TestImageTag(t *testing.T) {
-	tests := map[string]string{
-		"redis": "", "redis:7": "7", "localhost:5000/redis": "", "localhost:5000/redis:latest": "latest",
-		"redis@sha256:abc": "digest",
+// The pull policy a static pod's container gets by default: Always for "latest" or
+// no tag, IfNotPresent for another tag or a digest (the API server's rule).
+func TestStaticPodPullPolicy(t *testing.T) {
+	tests := map[string]corev1.PullPolicy{
+		"redis": corev1.PullAlways, "redis:7": corev1.PullIfNotPresent,
+		"localhost:5000/redis": corev1.PullAlways, "localhost:5000/redis:latest": corev1.PullAlways,
+		"redis@sha256:abc": corev1.PullIfNotPresent,
 	}
-	for ref, want := range tests {
-		if got := imageTag(ref); got != want {
-			t.Errorf("imageTag(%q) = %q, want %q", ref, got, want)
+	for image, want := range tests {
+		f := filepath.Join(t.TempDir(), "p.yaml")
+		body := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: " + image + "\n"
+		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		pods, err := readManifests(f, "n")
+		if err != nil || len(pods) != 1 {
+			t.Fatalf("%s: %v", image, err)
+		}
+		if got := pods[0].Spec.Containers[0].ImagePullPolicy; got != want {
+			t.Errorf("%s: pull policy %s, want %s", image, got, want)
 		}
 	}
 }
