@@ -23,7 +23,7 @@ import (
 	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
 	"github.com/kubeactor/kubeactor/nodeagent/kubelet"
 	"github.com/kubeactor/kubeactor/nodeagent/proxy"
-	"github.com/kubeactor/kubeactor/nodeagent/runtime"
+	"github.com/kubeactor/kubeactor/nodeagent/runtime/docker"
 	"github.com/kubeactor/kubeactor/nodeagent/server"
 	"github.com/kubeactor/kubeactor/nodeagent/sim"
 )
@@ -44,7 +44,7 @@ func (c *agentCmd) Run(g *globals) error {
 
 // runDocker runs the Docker node agent and its HTTP server until ctx ends.
 func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
-	rt, err := runtime.NewDocker()
+	rt, err := docker.New()
 	if err != nil {
 		return fmt.Errorf("%w: %v", kubelet.ErrNoEngine, err)
 	}
@@ -90,7 +90,7 @@ func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 
 // dockerPreflight checks that the engine answers and holds the pod infra image.
 func dockerPreflight(ctx context.Context, c config.Agent) error {
-	rt, err := runtime.NewDocker()
+	rt, err := docker.New()
 	if err != nil {
 		return fmt.Errorf("%w: %v", kubelet.ErrNoEngine, err)
 	}

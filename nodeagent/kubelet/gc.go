@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/nodeagent/podsync"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
@@ -73,12 +74,13 @@ func (a *Agent) gcOnce(ctx context.Context) error {
 	return nil
 }
 
-// graceOf is the termination grace period a container was created with.
+// graceOf is the termination grace period a container was created with (the
+// default grace when its label is missing).
 func graceOf(c runtime.Container) time.Duration {
 	if s, ok := c.Labels[podsync.LabelGracePeriod]; ok {
 		if d, err := time.ParseDuration(s + "s"); err == nil {
 			return d
 		}
 	}
-	return 30 * time.Second
+	return time.Duration(podpkg.DefaultGrace) * time.Second
 }

@@ -87,7 +87,7 @@ func (a *Agent) runProbes(ctx context.Context, w *worker, pod *corev1.Pod, obs p
 					next = time.Nanosecond // kill it now
 				}
 			}
-			due := probeNext(spec, cur.StartedAt, rec.lastRun).Sub(a.now())
+			due := podsync.ProbeNext(spec, cur.StartedAt, rec.lastRun).Sub(a.now())
 			if due < time.Millisecond {
 				due = time.Millisecond
 			}
@@ -97,18 +97,6 @@ func (a *Agent) runProbes(ctx context.Context, w *worker, pod *corev1.Pod, obs p
 		}
 	}
 	return next
-}
-
-// probeNext is when a probe is next due.
-func probeNext(spec *corev1.Probe, started, lastRun time.Time) time.Time {
-	if lastRun.IsZero() {
-		return started.Add(time.Duration(spec.InitialDelaySeconds) * time.Second)
-	}
-	period := time.Duration(spec.PeriodSeconds) * time.Second
-	if period <= 0 {
-		period = 10 * time.Second
-	}
-	return lastRun.Add(period)
 }
 
 // livenessFailed names the containers whose liveness probe has failed.
@@ -147,11 +135,7 @@ func (a *Agent) readiness(w *worker, obs podsync.Observed) map[string]bool {
 
 // probe runs one probe against a container whose pod has IP podIP.
 func (a *Agent) probe(ctx context.Context, spec *corev1.Probe, ctr *corev1.Container, c runtime.Container, podIP string) (bool, string) {
-	timeout := time.Duration(spec.TimeoutSeconds) * time.Second
-	if timeout <= 0 {
-		timeout = time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, podsync.ProbeTimeout(spec))
 	defer cancel()
 	switch {
 	case spec.Exec != nil:

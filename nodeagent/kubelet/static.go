@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubeactor/kubeactor/actors/kinds"
 )
 
 // Annotations of static and mirror pods (the v1.0 kubelet's).
@@ -74,8 +76,9 @@ func (a *Agent) staticPods(ctx context.Context) {
 }
 
 // readManifests reads the static pods of a file or a directory (*.yaml, *.yml,
-// *.json). Each is named <name>-<node>, bound to node, and given a uid derived
-// from its content, so an unchanged file is the same pod after a restart.
+// *.json). Each is named <name>-<node>, bound to node, given a uid derived from
+// its content, so an unchanged file is the same pod after a restart, and defaulted
+// as the API server defaults a created pod.
 func readManifests(path, node string) ([]*corev1.Pod, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -144,51 +147,20 @@ func readManifest(file, node string) (*corev1.Pod, error) {
 	return &pod, nil
 }
 
-// defaultStaticPod fills in what the API server would default.
-func defaultStaticPod(pod *corev1.Pod) {
-	s := &pod.Spec
-	if s.RestartPolicy == "" {
-		s.RestartPolicy = corev1.RestartPolicyAlways
+// podKind is the API's table entry for pods: a static pod gets the defaults and the
+// create-time preparation (status reset, QoS class) the API server gives a pod.
+var podKind = func() *kinds.Resource {
+	r, ok := kinds.Lookup("pods")
+	if !ok {
+		panic("kubelet: no pods in the table of kinds")
 	}
-	if s.DNSPolicy == "" {
-		s.DNSPolicy = corev1.DNSClusterFirst
-	}
-	if s.TerminationGracePeriodSeconds == nil {
-		g := int64(30)
-		s.TerminationGracePeriodSeconds = &g
-	}
-	for i := range s.Containers {
-		c := &s.Containers[i]
-		if c.ImagePullPolicy == "" {
-			c.ImagePullPolicy = corev1.PullIfNotPresent
-			if tag := imageTag(c.Image); tag == "" || tag == "latest" {
-				c.ImagePullPolicy = corev1.PullAlways
-			}
-		}
-		if c.TerminationMessagePath == "" {
-			c.TerminationMessagePath = corev1.TerminationMessagePathDefault
-		}
-		if c.TerminationMessagePolicy == "" {
-			c.TerminationMessagePolicy = corev1.TerminationMessageReadFile
-		}
-		for j := range c.Ports {
-			if c.Ports[j].Protocol == "" {
-				c.Ports[j].Protocol = corev1.ProtocolTCP
-			}
-		}
-	}
-}
+	return r
+}()
 
-// imageTag is the tag of an image reference ("" when it has none or a digest).
-func imageTag(ref string) string {
-	if strings.Contains(ref, "@") {
-		return "digest"
-	}
-	slash := strings.LastIndex(ref, "/")
-	if i := strings.LastIndex(ref, ":"); i > slash {
-		return ref[i+1:]
-	}
-	return ""
+// defaultStaticPod fills in what the API server would default on create.
+func defaultStaticPod(pod *corev1.Pod) {
+	podKind.Default(pod)
+	podKind.PrepareForCreate(pod)
 }
 
 // mirrorSeen records a mirror pod from the watch; one marked for deletion is

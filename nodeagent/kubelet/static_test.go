@@ -84,14 +84,26 @@ func TestReadManifestErrors(t *testing.T) {
 	}
 }
 
-func TestImageTag(t *testing.T) {
-	tests := map[string]string{
-		"redis": "", "redis:7": "7", "localhost:5000/redis": "", "localhost:5000/redis:latest": "latest",
-		"redis@sha256:abc": "digest",
+// The pull policy a static pod's container gets by default: Always for "latest" or
+// no tag, IfNotPresent for another tag or a digest (the API server's rule).
+func TestStaticPodPullPolicy(t *testing.T) {
+	tests := map[string]corev1.PullPolicy{
+		"redis": corev1.PullAlways, "redis:7": corev1.PullIfNotPresent,
+		"localhost:5000/redis": corev1.PullAlways, "localhost:5000/redis:latest": corev1.PullAlways,
+		"redis@sha256:abc": corev1.PullIfNotPresent,
 	}
-	for ref, want := range tests {
-		if got := imageTag(ref); got != want {
-			t.Errorf("imageTag(%q) = %q, want %q", ref, got, want)
+	for image, want := range tests {
+		f := filepath.Join(t.TempDir(), "p.yaml")
+		body := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: " + image + "\n"
+		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		pods, err := readManifests(f, "n")
+		if err != nil || len(pods) != 1 {
+			t.Fatalf("%s: %v", image, err)
+		}
+		if got := pods[0].Spec.Containers[0].ImagePullPolicy; got != want {
+			t.Errorf("%s: pull policy %s, want %s", image, got, want)
 		}
 	}
 }
@@ -111,34 +123,5 @@ func TestGracePeriod(t *testing.T) {
 		if got := gracePeriod(&tt.pod); got != tt.want {
 			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
 		}
-	}
-}
-
-func TestDNSConfig(t *testing.T) {
-	a := &Agent{cfg: Config{ClusterDNS: "10.254.0.10", ClusterDomain: "cluster.local"}}
-	pod := func(policy corev1.DNSPolicy, host bool) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "web"}, Spec: corev1.PodSpec{DNSPolicy: policy, HostNetwork: host}}
-	}
-	tests := []struct {
-		name    string
-		pod     *corev1.Pod
-		servers string
-		search  string
-	}{
-		{"cluster first", pod(corev1.DNSClusterFirst, false), "10.254.0.10", "web.svc.cluster.local svc.cluster.local cluster.local"},
-		{"unset means cluster first", pod("", false), "10.254.0.10", "web.svc.cluster.local svc.cluster.local cluster.local"},
-		{"default policy: the host's", pod(corev1.DNSDefault, false), "", ""},
-		{"host network, cluster first: the host's", pod(corev1.DNSClusterFirst, true), "", ""},
-		{"host network, cluster first with host net", pod(corev1.DNSClusterFirstWithHostNet, true), "10.254.0.10", "web.svc.cluster.local svc.cluster.local cluster.local"},
-	}
-	for _, tt := range tests {
-		got := a.dnsConfig(tt.pod)
-		if strings.Join(got.Servers, " ") != tt.servers || strings.Join(got.Searches, " ") != tt.search {
-			t.Errorf("%s: %+v", tt.name, got)
-		}
-	}
-	noDNS := &Agent{cfg: Config{ClusterDomain: "cluster.local"}}
-	if got := noDNS.dnsConfig(pod(corev1.DNSClusterFirst, false)); len(got.Servers) != 0 {
-		t.Errorf("without --cluster-dns: %+v", got)
 	}
 }

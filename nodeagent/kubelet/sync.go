@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/nodeagent/podsync"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
@@ -146,7 +147,7 @@ func (a *Agent) observe(ctx context.Context, uid types.UID) (podsync.Observed, e
 // createSandbox creates and starts the pod's infra container and returns it as
 // inspected (with its IP).
 func (a *Agent) createSandbox(ctx context.Context, pod *corev1.Pod) (runtime.Container, error) {
-	cfg := podsync.SandboxConfig(pod, a.cfg.NodeName, a.cfg.PauseImage, suffix(), a.dnsConfig(pod))
+	cfg := podsync.SandboxConfig(pod, a.cfg.NodeName, a.cfg.PauseImage, suffix(), podsync.PodDNS(pod, a.cfg.ClusterDNS, a.cfg.ClusterDomain))
 	switch {
 	case cfg.NetworkMode != "": // the host's network
 	case a.net != nil:
@@ -308,35 +309,10 @@ func (a *Agent) postStatus(ctx context.Context, w *worker, pod *corev1.Pod, obs 
 	st.posted = &status
 }
 
-// gracePeriod is how long a container gets between SIGTERM and SIGKILL.
+// gracePeriod is how long a container gets between SIGTERM and SIGKILL: actors/pod's
+// KillGrace (the deletion's grace, else terminationGracePeriodSeconds, else 30s).
 func gracePeriod(pod *corev1.Pod) time.Duration {
-	switch {
-	case pod.DeletionGracePeriodSeconds != nil:
-		return time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
-	}
-	return 30 * time.Second
-}
-
-// dnsConfig is the resolv.conf a pod's containers get.
-func (a *Agent) dnsConfig(pod *corev1.Pod) podsync.DNSConfig {
-	policy := pod.Spec.DNSPolicy
-	if policy == "" {
-		policy = corev1.DNSClusterFirst
-	}
-	var cfg podsync.DNSConfig
-	if (policy == corev1.DNSClusterFirst || policy == corev1.DNSClusterFirstWithHostNet && pod.Spec.HostNetwork) && a.cfg.ClusterDNS != "" && !(pod.Spec.HostNetwork && policy == corev1.DNSClusterFirst) {
-		d := a.cfg.ClusterDomain
-		cfg.Servers = []string{a.cfg.ClusterDNS}
-		cfg.Searches = []string{pod.Namespace + ".svc." + d, "svc." + d, d}
-		cfg.Options = []string{"ndots:5"}
-	}
-	if policy == corev1.DNSNone && pod.Spec.DNSConfig != nil {
-		cfg.Servers = pod.Spec.DNSConfig.Nameservers
-		cfg.Searches = pod.Spec.DNSConfig.Searches
-	}
-	return cfg
+	return time.Duration(podpkg.KillGrace(pod)) * time.Second
 }
 
 // servicesSnapshot lists every service the agent knows of.

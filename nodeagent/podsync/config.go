@@ -26,10 +26,6 @@ const (
 	minCPUQuota  = 1000 // µs, the kernel's minimum
 )
 
-// DNSConfig is a container's resolver configuration. The caller builds it: for
-// ClusterFirst, the cluster DNS server and "<ns>.svc.<domain> svc.<domain> <domain>".
-type DNSConfig struct{ Servers, Searches, Options []string }
-
 // SandboxConfig is the infra container of pod on node: the sandbox image, every
 // container port with a hostPort published on it, the pod's DNS settings, the pod
 // name as hostname, bridge or host networking, and a shareable IPC namespace.

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 )
 
 // Label keys on every container the agent creates.
@@ -25,9 +27,6 @@ const (
 
 // namePrefix starts every engine name the agent gives a container.
 const namePrefix = "k8s"
-
-// DefaultGracePeriod is the termination grace period of a pod that sets none.
-const DefaultGracePeriod = int64(corev1.DefaultTerminationGracePeriodSeconds)
 
 // hashJSON is the fnv-32a hash of v's JSON encoding as 8 hex digits.
 func hashJSON(v any) string {
@@ -102,12 +101,9 @@ func ParseContainerName(name string) (Name, bool) {
 	return n, true
 }
 
-// Labels builds the label set of a container of pod on node.
+// Labels builds the label set of a container of pod on node. The grace period is
+// the one its containers are stopped with (actors/pod's KillGrace).
 func Labels(pod *corev1.Pod, node, container, hash string, restartCount int) map[string]string {
-	grace := DefaultGracePeriod
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
-		grace = *pod.Spec.TerminationGracePeriodSeconds
-	}
 	return map[string]string{
 		LabelPodName:      pod.Name,
 		LabelPodNamespace: pod.Namespace,
@@ -115,7 +111,7 @@ func Labels(pod *corev1.Pod, node, container, hash string, restartCount int) map
 		LabelContainer:    container,
 		LabelHash:         hash,
 		LabelRestartCount: strconv.Itoa(restartCount),
-		LabelGracePeriod:  strconv.FormatInt(grace, 10),
+		LabelGracePeriod:  strconv.FormatInt(podpkg.KillGrace(pod), 10),
 		LabelNode:         node,
 	}
 }

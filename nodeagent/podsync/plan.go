@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
 
@@ -95,7 +96,7 @@ func ComputePlan(pod *corev1.Pod, obs Observed, livenessFailed map[string]bool, 
 			p.Backoff = nil
 		}
 	}()
-	if pod.DeletionTimestamp != nil || podTerminal(pod.Status.Phase) {
+	if pod.DeletionTimestamp != nil || podpkg.Terminal(pod) {
 		p.KillPod = true
 		return p
 	}
@@ -192,11 +193,6 @@ func ComputePlan(pod *corev1.Pod, obs Observed, livenessFailed map[string]bool, 
 		p.Kill = append(p.Kill, k)
 	}
 	return p
-}
-
-// podTerminal tells whether a pod in phase has ended for good.
-func podTerminal(phase corev1.PodPhase) bool {
-	return phase == corev1.PodSucceeded || phase == corev1.PodFailed
 }
 
 // failed tells whether a dead container ended in failure: a non-zero exit, an OOM

@@ -56,23 +56,34 @@ func NextProbe(spec *corev1.Probe, st ProbeState, ok bool) ProbeState {
 
 // ProbeDue tells whether a probe should run at now for a container started at
 // startedAt that was last probed at lastRun (zero for never, or before this
-// instance started): not before initialDelaySeconds, then every periodSeconds
-// (default 10).
+// instance started): at ProbeNext or later.
 func ProbeDue(spec *corev1.Probe, startedAt, lastRun, now time.Time) bool {
 	if spec == nil || startedAt.IsZero() {
 		return false
 	}
-	if now.Before(startedAt.Add(time.Duration(spec.InitialDelaySeconds) * time.Second)) {
-		return false
+	return !now.Before(ProbeNext(spec, startedAt, lastRun))
+}
+
+// ProbeNext is when a probe is next due for a container started at startedAt and
+// last probed at lastRun (zero for never, or before this instance started): not
+// before initialDelaySeconds after the start, then every periodSeconds (default
+// 10) after the last run.
+func ProbeNext(spec *corev1.Probe, startedAt, lastRun time.Time) time.Time {
+	first := startedAt
+	period := DefaultProbePeriod
+	if spec != nil {
+		first = startedAt.Add(time.Duration(spec.InitialDelaySeconds) * time.Second)
+		if spec.PeriodSeconds > 0 {
+			period = time.Duration(spec.PeriodSeconds) * time.Second
+		}
 	}
 	if lastRun.IsZero() || lastRun.Before(startedAt) {
-		return true
+		return first
 	}
-	period := DefaultProbePeriod
-	if spec.PeriodSeconds > 0 {
-		period = time.Duration(spec.PeriodSeconds) * time.Second
+	if next := lastRun.Add(period); next.After(first) {
+		return next
 	}
-	return !now.Before(lastRun.Add(period))
+	return first
 }
 
 // ProbeTimeout is the per-probe timeout (timeoutSeconds, default 1s).

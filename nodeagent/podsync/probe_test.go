@@ -74,6 +74,30 @@ func TestProbeDue(t *testing.T) {
 	}
 }
 
+func TestProbeNext(t *testing.T) {
+	probe := &corev1.Probe{InitialDelaySeconds: 15, PeriodSeconds: 5}
+	tests := []struct {
+		name    string
+		spec    *corev1.Probe
+		lastRun time.Time
+		want    time.Time
+	}{
+		{"first: after the delay", probe, time.Time{}, t0.Add(15 * time.Second)},
+		{"then every period", probe, t0.Add(15 * time.Second), t0.Add(20 * time.Second)},
+		{"last run of an earlier instance", probe, t0.Add(-time.Second), t0.Add(15 * time.Second)},
+		{"never before the delay", probe, t0.Add(time.Second), t0.Add(15 * time.Second)},
+		{"default period 10s", &corev1.Probe{}, t0.Add(time.Second), t0.Add(11 * time.Second)},
+		{"no probe: the defaults", nil, t0, t0.Add(10 * time.Second)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ProbeNext(tt.spec, t0, tt.lastRun); !got.Equal(tt.want) {
+				t.Errorf("ProbeNext = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestProbeTimeout(t *testing.T) {
 	tests := []struct {
 		spec *corev1.Probe

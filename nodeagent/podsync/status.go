@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
 
@@ -74,7 +75,7 @@ func ComputeStatus(pod *corev1.Pod, obs Observed, in StatusInput, now time.Time)
 	}
 
 	st.Phase = phase(pod, st.ContainerStatuses)
-	if podTerminal(old.Phase) {
+	if podpkg.Terminal(pod) {
 		st.Phase = old.Phase
 	}
 
@@ -83,7 +84,7 @@ func ComputeStatus(pod *corev1.Pod, obs Observed, in StatusInput, now time.Time)
 		st.PodIP = in.HostIP
 	case ok && sb.Running() && sb.IP != "":
 		st.PodIP = sb.IP
-	case podTerminal(st.Phase):
+	case terminal(st):
 		st.PodIP = old.PodIP // a finished pod keeps the address it had
 	}
 	if st.PodIP != "" {
@@ -92,6 +93,11 @@ func ComputeStatus(pod *corev1.Pod, obs Observed, in StatusInput, now time.Time)
 
 	st.Conditions = conditions(pod, st, at)
 	return st
+}
+
+// terminal tells whether a pod with status st has ended for good (actors/pod's rule).
+func terminal(st corev1.PodStatus) bool {
+	return podpkg.Terminal(&corev1.Pod{Status: st})
 }
 
 // stamp is t as the API stores it, in whole seconds.
@@ -242,7 +248,7 @@ func conditions(pod *corev1.Pod, st corev1.PodStatus, at metav1.Time) []corev1.P
 	}
 	ready := corev1.PodCondition{Status: corev1.ConditionTrue}
 	switch {
-	case podTerminal(st.Phase):
+	case terminal(st):
 		ready = corev1.PodCondition{Status: corev1.ConditionFalse, Reason: ReasonPodCompleted}
 	case len(unready) > 0:
 		ready = corev1.PodCondition{Status: corev1.ConditionFalse, Reason: ReasonContainersNotReady,

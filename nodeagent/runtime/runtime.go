@@ -1,6 +1,3 @@
-// Package runtime is the node agent's view of a container engine: the operations the
-// pod sync needs, with plain value types. The Docker engine implements it
-// (docker.go); tests use a fake. Nothing above this package sees Docker's types.
 package runtime
 
 import (

@@ -1,4 +1,4 @@
-package runtime
+package docker
 
 import (
 	"fmt"
@@ -10,27 +10,29 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/network"
+
+	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
 
 // fromDockerState maps Docker's state names. A paused or restarting container
 // still has its process, so it counts as running.
-func fromDockerState(s container.ContainerState) State {
+func fromDockerState(s container.ContainerState) runtime.State {
 	switch s {
 	case container.StateCreated:
-		return StateCreated
+		return runtime.StateCreated
 	case container.StateRunning, container.StatePaused, container.StateRestarting:
-		return StateRunning
+		return runtime.StateRunning
 	case container.StateExited, container.StateDead:
-		return StateExited
+		return runtime.StateExited
 	default:
-		return StateUnknown
+		return runtime.StateUnknown
 	}
 }
 
 // fromSummary maps one entry of Docker's container list. The list carries no exit
 // details; InspectContainer has them.
-func fromSummary(s container.Summary) Container {
-	c := Container{
+func fromSummary(s container.Summary) runtime.Container {
+	c := runtime.Container{
 		ID:      s.ID,
 		Image:   s.Image,
 		ImageID: s.ImageID,
@@ -50,8 +52,8 @@ func fromSummary(s container.Summary) Container {
 }
 
 // fromInspect maps Docker's inspect answer.
-func fromInspect(r container.InspectResponse) Container {
-	var c Container
+func fromInspect(r container.InspectResponse) runtime.Container {
+	var c runtime.Container
 	if r.ContainerJSONBase != nil {
 		b := r.ContainerJSONBase
 		c.ID = b.ID
@@ -61,7 +63,7 @@ func fromInspect(r container.InspectResponse) Container {
 		if s := b.State; s != nil {
 			c.State = fromDockerState(s.Status)
 			if s.Running {
-				c.State = StateRunning
+				c.State = runtime.StateRunning
 			}
 			c.StartedAt = parseDockerTime(s.StartedAt)
 			c.FinishedAt = parseDockerTime(s.FinishedAt)
@@ -70,7 +72,7 @@ func fromInspect(r container.InspectResponse) Container {
 			c.Error = s.Error
 			c.PID = s.Pid
 		} else {
-			c.State = StateUnknown
+			c.State = runtime.StateUnknown
 		}
 	}
 	if r.Config != nil {
@@ -113,8 +115,8 @@ func parseDockerTime(s string) time.Time {
 }
 
 // fromStats maps one stats sample.
-func fromStats(s container.StatsResponse) Stats {
-	out := Stats{
+func fromStats(s container.StatsResponse) runtime.Stats {
+	out := runtime.Stats{
 		Time:             s.Read,
 		CPUUsageNanos:    s.CPUStats.CPUUsage.TotalUsage,
 		MemoryUsageBytes: s.MemoryStats.Usage,
@@ -131,9 +133,9 @@ func fromStats(s container.StatsResponse) Stats {
 // ("exec_start: sh -c ..."); Action keeps the verb only. Labels are the actor's
 // attributes: the container's labels plus Docker's own keys ("name", "image",
 // "exitCode" on die, "signal" on kill).
-func fromEvent(m events.Message) Event {
+func fromEvent(m events.Message) runtime.Event {
 	action, _, _ := strings.Cut(string(m.Action), ":")
-	return Event{
+	return runtime.Event{
 		ContainerID: m.Actor.ID,
 		Action:      action,
 		Labels:      m.Actor.Attributes,

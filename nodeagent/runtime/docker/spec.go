@@ -1,4 +1,4 @@
-package runtime
+package docker
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/strslice"
 	"github.com/docker/go-connections/nat"
+
+	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
 
 // DefaultPauseImage is the image of every pod's infrastructure container, built
@@ -27,7 +29,7 @@ type createSpec struct {
 // namespace, so Hostname is dropped when NetworkMode is "container:<id>" (the
 // sandbox carries the pod's hostname). With a memory limit, swap is limited to the
 // same amount so the limit is a hard one (an OOM kill, not swapping).
-func dockerCreateSpec(cfg ContainerConfig) (createSpec, error) {
+func dockerCreateSpec(cfg runtime.ContainerConfig) (createSpec, error) {
 	netMode := container.NetworkMode(cfg.NetworkMode)
 	c := &container.Config{
 		Image:      cfg.Image,
@@ -78,7 +80,7 @@ func dockerCreateSpec(cfg ContainerConfig) (createSpec, error) {
 
 // binds renders bind mounts in Docker's "source:target[:ro]" form. Unlike the
 // Mounts API, a bind creates a missing host directory, as a hostPath volume needs.
-func binds(mounts []Mount) []string {
+func binds(mounts []runtime.Mount) []string {
 	if len(mounts) == 0 {
 		return nil
 	}
@@ -95,7 +97,7 @@ func binds(mounts []Mount) []string {
 
 // portSpec turns port bindings into Docker's exposed-port set and port map. A zero
 // HostPort lets Docker choose one.
-func portSpec(ports []PortBinding) (nat.PortSet, nat.PortMap, error) {
+func portSpec(ports []runtime.PortBinding) (nat.PortSet, nat.PortMap, error) {
 	if len(ports) == 0 {
 		return nil, nil, nil
 	}

@@ -1,4 +1,4 @@
-package runtime
+package docker
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/kubeactor/kubeactor/internal/poll"
+	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
 
 // These tests drive the real local Docker engine with the images from
@@ -39,9 +40,9 @@ var (
 
 // newTestDocker returns a client to the engine, or skips the test when there is
 // none, and makes sure the project's images exist.
-func newTestDocker(t *testing.T) *Docker {
+func newTestDocker(t *testing.T) *Engine {
 	t.Helper()
-	d, err := NewDocker()
+	d, err := New()
 	if err != nil {
 		t.Skipf("docker engine unreachable (client: %v)", err)
 	}
@@ -59,14 +60,14 @@ func newTestDocker(t *testing.T) *Docker {
 }
 
 // ensureImages runs images/build.sh when one of the images is missing.
-func ensureImages(d *Docker) error {
+func ensureImages(d *Engine) error {
 	ctx := context.Background()
 	for _, ref := range []string{DefaultPauseImage, testServerImage, busyboxImage} {
 		if _, err := d.InspectImage(ctx, ref); err != nil {
-			if !IsNotFound(err) {
+			if !runtime.IsNotFound(err) {
 				return err
 			}
-			out, err := exec.Command("../../images/build.sh").CombinedOutput()
+			out, err := exec.Command("../../../images/build.sh").CombinedOutput()
 			if err != nil {
 				return fmt.Errorf("images/build.sh (needed for %s): %v\n%s", ref, err, out)
 			}
@@ -94,7 +95,7 @@ func uniqueName(t *testing.T) string {
 
 // run creates and (unless startIt is false) starts a container, removing it when
 // the test ends.
-func run(t *testing.T, d *Docker, cfg ContainerConfig, startIt bool) string {
+func run(t *testing.T, d *Engine, cfg runtime.ContainerConfig, startIt bool) string {
 	t.Helper()
 	ctx := testCtx(t)
 	if cfg.Name == "" {
@@ -111,7 +112,7 @@ func run(t *testing.T, d *Docker, cfg ContainerConfig, startIt bool) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		if err := d.RemoveContainer(ctx, id); err != nil && !IsNotFound(err) {
+		if err := d.RemoveContainer(ctx, id); err != nil && !runtime.IsNotFound(err) {
 			t.Errorf("cleanup: %v", err)
 		}
 	})
@@ -138,13 +139,13 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (bool
 	})
 }
 
-func waitExited(t *testing.T, d *Docker, id string) Container {
+func waitExited(t *testing.T, d *Engine, id string) runtime.Container {
 	t.Helper()
-	var c Container
+	var c runtime.Container
 	waitFor(t, "container exit", 30*time.Second, func() (bool, error) {
 		var err error
 		c, err = d.InspectContainer(context.Background(), id)
-		return err == nil && c.State == StateExited, err
+		return err == nil && c.State == runtime.StateExited, err
 	})
 	return c
 }
@@ -192,12 +193,12 @@ func TestDockerTestServerLifecycle(t *testing.T) {
 	d := newTestDocker(t)
 	ctx := testCtx(t)
 	hostPort := freePort(t)
-	id := run(t, d, ContainerConfig{
+	id := run(t, d, runtime.ContainerConfig{
 		Image:        testServerImage,
 		Env:          []string{"GREETING=hello"},
 		Labels:       map[string]string{"app": "web"},
 		Hostname:     "web-0",
-		PortBindings: []PortBinding{{ContainerPort: 8080, HostPort: hostPort, Protocol: "TCP"}},
+		PortBindings: []runtime.PortBinding{{ContainerPort: 8080, HostPort: hostPort, Protocol: "TCP"}},
 	}, true)
 
 	c, err := d.InspectContainer(ctx, id)
@@ -229,7 +230,7 @@ func TestDockerTestServerLifecycle(t *testing.T) {
 	waitFor(t, "both log streams", 10*time.Second, func() (bool, error) {
 		stdout.Reset()
 		stderr.Reset()
-		err := d.Logs(ctx, id, LogOptions{Tail: -1}, &stdout, &stderr)
+		err := d.Logs(ctx, id, runtime.LogOptions{Tail: -1}, &stdout, &stderr)
 		return strings.Contains(stdout.String(), "testserver listening on :8080") &&
 			strings.Contains(stderr.String(), "no such endpoint"), err
 	})
@@ -252,11 +253,11 @@ func TestDockerTestServerLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.State != StateExited || c.ExitCode != 0 || c.FinishedAt.IsZero() || c.PID != 0 {
+	if c.State != runtime.StateExited || c.ExitCode != 0 || c.FinishedAt.IsZero() || c.PID != 0 {
 		t.Errorf("after stop: %+v", c)
 	}
 	stdout.Reset()
-	if err := d.Logs(ctx, id, LogOptions{Tail: -1}, &stdout, nil); err != nil {
+	if err := d.Logs(ctx, id, runtime.LogOptions{Tail: -1}, &stdout, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(stdout.String(), "testserver: SIGTERM") {
@@ -269,7 +270,7 @@ func TestDockerTestServerLifecycle(t *testing.T) {
 	if err := d.RemoveContainer(ctx, id); err != nil {
 		t.Errorf("remove: %v", err)
 	}
-	if err := d.RemoveContainer(ctx, id); !IsNotFound(err) {
+	if err := d.RemoveContainer(ctx, id); !runtime.IsNotFound(err) {
 		t.Errorf("second remove: %v, want NotFound", err)
 	}
 }
@@ -293,11 +294,11 @@ func TestDockerStopGrace(t *testing.T) {
 			t.Parallel()
 			d := newTestDocker(t)
 			ctx := testCtx(t)
-			id := run(t, d, ContainerConfig{Image: testServerImage, Env: tt.env}, true)
+			id := run(t, d, runtime.ContainerConfig{Image: testServerImage, Env: tt.env}, true)
 			var out bytes.Buffer
 			waitFor(t, "server start", 10*time.Second, func() (bool, error) {
 				out.Reset()
-				err := d.Logs(ctx, id, LogOptions{Tail: -1}, &out, nil)
+				err := d.Logs(ctx, id, runtime.LogOptions{Tail: -1}, &out, nil)
 				return strings.Contains(out.String(), "listening"), err
 			})
 			if err := d.StopContainer(ctx, id, tt.grace); err != nil {
@@ -307,11 +308,11 @@ func TestDockerStopGrace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.State != StateExited || c.ExitCode != tt.wantCode || c.OOMKilled {
+			if c.State != runtime.StateExited || c.ExitCode != tt.wantCode || c.OOMKilled {
 				t.Errorf("after stop: state %s code %d oom %v, want exited %d", c.State, c.ExitCode, c.OOMKilled, tt.wantCode)
 			}
 			out.Reset()
-			if err := d.Logs(ctx, id, LogOptions{Tail: -1}, &out, nil); err != nil {
+			if err := d.Logs(ctx, id, runtime.LogOptions{Tail: -1}, &out, nil); err != nil {
 				t.Fatal(err)
 			}
 			if !strings.Contains(out.String(), tt.wantLog) {
@@ -328,34 +329,34 @@ const resizedScript = `i=0; while [ "$(stty size 2>/dev/null)" != "40 100" ] && 
 func TestDockerExec(t *testing.T) {
 	t.Parallel()
 	d := newTestDocker(t)
-	id := run(t, d, ContainerConfig{Image: busyboxImage, Entrypoint: []string{"sleep", "3600"}}, true)
+	id := run(t, d, runtime.ContainerConfig{Image: busyboxImage, Entrypoint: []string{"sleep", "3600"}}, true)
 	tests := []struct {
 		name       string
-		opts       ExecOptions
+		opts       runtime.ExecOptions
 		wantCode   int
 		wantStdout string
 		wantStderr string
 	}{
 		{
 			name:       "separate streams and exit code",
-			opts:       ExecOptions{Cmd: []string{"sh", "-c", "echo out; echo err >&2; exit 3"}},
+			opts:       runtime.ExecOptions{Cmd: []string{"sh", "-c", "echo out; echo err >&2; exit 3"}},
 			wantCode:   3,
 			wantStdout: "out\n",
 			wantStderr: "err\n",
 		},
 		{
 			name:       "stdin",
-			opts:       ExecOptions{Cmd: []string{"sh", "-c", "tr a-z A-Z"}, Stdin: strings.NewReader("hello\n")},
+			opts:       runtime.ExecOptions{Cmd: []string{"sh", "-c", "tr a-z A-Z"}, Stdin: strings.NewReader("hello\n")},
 			wantStdout: "HELLO\n",
 		},
 		{
 			name:       "tty merges streams and applies resizes",
-			opts:       ExecOptions{Cmd: []string{"sh", "-c", resizedScript}, TTY: true},
+			opts:       runtime.ExecOptions{Cmd: []string{"sh", "-c", resizedScript}, TTY: true},
 			wantStdout: "40 100\r\nerr\r\n",
 		},
 		{
 			name:     "missing command",
-			opts:     ExecOptions{Cmd: []string{"/no/such/binary"}},
+			opts:     runtime.ExecOptions{Cmd: []string{"/no/such/binary"}},
 			wantCode: 126,
 		},
 	}
@@ -365,8 +366,8 @@ func TestDockerExec(t *testing.T) {
 			opts := tt.opts
 			opts.Stdout, opts.Stderr = &stdout, &stderr
 			if opts.TTY {
-				sizes := make(chan TermSize, 1)
-				sizes <- TermSize{Width: 100, Height: 40}
+				sizes := make(chan runtime.TermSize, 1)
+				sizes <- runtime.TermSize{Width: 100, Height: 40}
 				opts.Resize = sizes
 			}
 			code, err := d.Exec(testCtx(t), id, opts)
@@ -390,11 +391,11 @@ func TestDockerLogsOptions(t *testing.T) {
 	t.Parallel()
 	d := newTestDocker(t)
 	script := []string{"sh", "-c", "echo one; echo two; echo three >&2"}
-	plain := run(t, d, ContainerConfig{Image: busyboxImage, Entrypoint: script}, true)
-	tty := run(t, d, ContainerConfig{Image: busyboxImage, Entrypoint: script, TTY: true}, true)
+	plain := run(t, d, runtime.ContainerConfig{Image: busyboxImage, Entrypoint: script}, true)
+	tty := run(t, d, runtime.ContainerConfig{Image: busyboxImage, Entrypoint: script, TTY: true}, true)
 	// Lines of the two streams may reach the log in either order; Tail is checked
 	// on one stream.
-	single := run(t, d, ContainerConfig{Image: busyboxImage, Entrypoint: []string{"sh", "-c", "echo one; echo two; echo three"}}, true)
+	single := run(t, d, runtime.ContainerConfig{Image: busyboxImage, Entrypoint: []string{"sh", "-c", "echo one; echo two; echo three"}}, true)
 	waitExited(t, d, plain)
 	waitExited(t, d, tty)
 	waitExited(t, d, single)
@@ -402,18 +403,18 @@ func TestDockerLogsOptions(t *testing.T) {
 	tests := []struct {
 		name       string
 		id         string
-		opts       LogOptions
+		opts       runtime.LogOptions
 		wantStdout string
 		wantStderr string
 		stamped    bool
 	}{
-		{name: "all", id: plain, opts: LogOptions{Tail: -1}, wantStdout: "one\ntwo\n", wantStderr: "three\n"},
-		{name: "tail", id: single, opts: LogOptions{Tail: 2}, wantStdout: "two\nthree\n"},
-		{name: "tail zero", id: single, opts: LogOptions{Tail: 0}},
-		{name: "since later", id: plain, opts: LogOptions{Tail: -1, Since: time.Now().Add(time.Hour)}},
-		{name: "follow stopped", id: plain, opts: LogOptions{Tail: -1, Follow: true}, wantStdout: "one\ntwo\n", wantStderr: "three\n"},
-		{name: "timestamps", id: plain, opts: LogOptions{Tail: -1, Timestamps: true}, stamped: true},
-		{name: "tty", id: tty, opts: LogOptions{Tail: -1}, wantStdout: "one\r\ntwo\r\nthree\r\n"},
+		{name: "all", id: plain, opts: runtime.LogOptions{Tail: -1}, wantStdout: "one\ntwo\n", wantStderr: "three\n"},
+		{name: "tail", id: single, opts: runtime.LogOptions{Tail: 2}, wantStdout: "two\nthree\n"},
+		{name: "tail zero", id: single, opts: runtime.LogOptions{Tail: 0}},
+		{name: "since later", id: plain, opts: runtime.LogOptions{Tail: -1, Since: time.Now().Add(time.Hour)}},
+		{name: "follow stopped", id: plain, opts: runtime.LogOptions{Tail: -1, Follow: true}, wantStdout: "one\ntwo\n", wantStderr: "three\n"},
+		{name: "timestamps", id: plain, opts: runtime.LogOptions{Tail: -1, Timestamps: true}, stamped: true},
+		{name: "tty", id: tty, opts: runtime.LogOptions{Tail: -1}, wantStdout: "one\r\ntwo\r\nthree\r\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -440,11 +441,11 @@ func TestDockerLogsOptions(t *testing.T) {
 func TestDockerFollowEndsWithContainer(t *testing.T) {
 	t.Parallel()
 	d := newTestDocker(t)
-	id := run(t, d, ContainerConfig{Image: busyboxImage, Entrypoint: []string{"sh", "-c", "echo first; read x; echo second"}, Stdin: true}, true)
+	id := run(t, d, runtime.ContainerConfig{Image: busyboxImage, Entrypoint: []string{"sh", "-c", "echo first; read x; echo second"}, Stdin: true}, true)
 	var stdout bytes.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- d.Logs(testCtx(t), id, LogOptions{Tail: -1, Follow: true}, &syncWriter{w: &stdout}, nil)
+		done <- d.Logs(testCtx(t), id, runtime.LogOptions{Tail: -1, Follow: true}, &syncWriter{w: &stdout}, nil)
 	}()
 	// The script waits on stdin until the container is stopped.
 	if err := d.StopContainer(testCtx(t), id, time.Second); err != nil {
@@ -486,7 +487,7 @@ func TestDockerOOMKilled(t *testing.T) {
 	// dd allocates its block size in one buffer and fills it. It starts a
 	// second after the container does, once the engine watches the container's
 	// memory cgroup for OOM kills.
-	id := run(t, d, ContainerConfig{
+	id := run(t, d, runtime.ContainerConfig{
 		Image:       busyboxImage,
 		Entrypoint:  []string{"sh", "-c", "sleep 1; exec dd if=/dev/zero of=/dev/null bs=256M count=1"},
 		MemoryLimit: 16 << 20,
@@ -530,7 +531,7 @@ func TestDockerEvents(t *testing.T) {
 	ctx := testCtx(t)
 	evCtx, cancel := context.WithCancel(ctx)
 	evs, errs := d.Events(evCtx)
-	id := run(t, d, ContainerConfig{Image: busyboxImage, Entrypoint: []string{"true"}, Labels: map[string]string{"pod": "p1"}}, true)
+	id := run(t, d, runtime.ContainerConfig{Image: busyboxImage, Entrypoint: []string{"true"}, Labels: map[string]string{"pod": "p1"}}, true)
 	waitExited(t, d, id)
 	if err := d.RemoveContainer(ctx, id); err != nil {
 		t.Fatal(err)
@@ -580,8 +581,8 @@ func TestDockerListByLabel(t *testing.T) {
 	t.Parallel()
 	d := newTestDocker(t)
 	run1 := uniqueName(t)
-	a := run(t, d, ContainerConfig{Image: busyboxImage, Labels: map[string]string{"run": run1, "role": "a"}}, false)
-	b := run(t, d, ContainerConfig{Image: busyboxImage, Labels: map[string]string{"run": run1, "role": "b"}}, false)
+	a := run(t, d, runtime.ContainerConfig{Image: busyboxImage, Labels: map[string]string{"run": run1, "role": "a"}}, false)
+	b := run(t, d, runtime.ContainerConfig{Image: busyboxImage, Labels: map[string]string{"run": run1, "role": "b"}}, false)
 	tests := []struct {
 		name   string
 		labels map[string]string
@@ -597,7 +598,7 @@ func TestDockerListByLabel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := map[string]Container{}
+			got := map[string]runtime.Container{}
 			for _, c := range list {
 				got[c.ID] = c
 			}
@@ -609,7 +610,7 @@ func TestDockerListByLabel(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s missing", id)
 				}
-				if c.State != StateCreated || c.Image != busyboxImage || c.Name == "" || strings.HasPrefix(c.Name, "/") || c.Labels["run"] != run1 {
+				if c.State != runtime.StateCreated || c.Image != busyboxImage || c.Name == "" || strings.HasPrefix(c.Name, "/") || c.Labels["run"] != run1 {
 					t.Errorf("listed %+v", c)
 				}
 			}
@@ -624,7 +625,7 @@ func TestDockerSandboxJoin(t *testing.T) {
 	t.Parallel()
 	d := newTestDocker(t)
 	ctx := testCtx(t)
-	sandbox := run(t, d, ContainerConfig{
+	sandbox := run(t, d, runtime.ContainerConfig{
 		Image: DefaultPauseImage, Hostname: "pod-a", IPCMode: "shareable",
 		DNS: []string{"10.0.0.10"}, DNSSearch: []string{"ns.svc.cluster.local"}, DNSOptions: []string{"ndots:5"},
 	}, true)
@@ -632,11 +633,11 @@ func TestDockerSandboxJoin(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte("s3cret"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	app := run(t, d, ContainerConfig{
+	app := run(t, d, runtime.ContainerConfig{
 		Image: busyboxImage, Entrypoint: []string{"sleep", "3600"},
 		Hostname:    "ignored", // Docker rejects it with a shared network; it must be dropped
 		NetworkMode: "container:" + sandbox, IPCMode: "container:" + sandbox,
-		Mounts: []Mount{{Source: dir, Target: "/etc/secret-volume", ReadOnly: true}},
+		Mounts: []runtime.Mount{{Source: dir, Target: "/etc/secret-volume", ReadOnly: true}},
 	}, true)
 	sb, err := d.InspectContainer(ctx, sandbox)
 	if err != nil {
@@ -661,7 +662,7 @@ func TestDockerSandboxJoin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			code, err := d.Exec(testCtx(t), app, ExecOptions{Cmd: []string{"sh", "-c", tt.cmd}, Stdout: &out})
+			code, err := d.Exec(testCtx(t), app, runtime.ExecOptions{Cmd: []string{"sh", "-c", tt.cmd}, Stdout: &out})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -675,7 +676,7 @@ func TestDockerSandboxJoin(t *testing.T) {
 	if err := d.StopContainer(ctx, sandbox, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := d.InspectContainer(ctx, sandbox); err != nil || c.ExitCode != 0 || c.State != StateExited {
+	if c, err := d.InspectContainer(ctx, sandbox); err != nil || c.ExitCode != 0 || c.State != runtime.StateExited {
 		t.Errorf("pause after stop: %+v %v", c, err)
 	}
 }
@@ -692,9 +693,9 @@ func TestDockerNotFound(t *testing.T) {
 		{"start", func(ctx context.Context) error { return d.StartContainer(ctx, missing) }},
 		{"stop", func(ctx context.Context) error { return d.StopContainer(ctx, missing, time.Second) }},
 		{"remove", func(ctx context.Context) error { return d.RemoveContainer(ctx, missing) }},
-		{"logs", func(ctx context.Context) error { return d.Logs(ctx, missing, LogOptions{Tail: -1}, nil, nil) }},
+		{"logs", func(ctx context.Context) error { return d.Logs(ctx, missing, runtime.LogOptions{Tail: -1}, nil, nil) }},
 		{"exec", func(ctx context.Context) error {
-			_, err := d.Exec(ctx, missing, ExecOptions{Cmd: []string{"true"}})
+			_, err := d.Exec(ctx, missing, runtime.ExecOptions{Cmd: []string{"true"}})
 			return err
 		}},
 		{"stats", func(ctx context.Context) error { _, err := d.Stats(ctx, missing); return err }},
@@ -703,13 +704,13 @@ func TestDockerNotFound(t *testing.T) {
 			return err
 		}},
 		{"create from missing image", func(ctx context.Context) error {
-			_, err := d.CreateContainer(ctx, ContainerConfig{Name: uniqueName(t), Image: "kubeactor/no-such-image:v0"})
+			_, err := d.CreateContainer(ctx, runtime.ContainerConfig{Name: uniqueName(t), Image: "kubeactor/no-such-image:v0"})
 			return err
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.op(testCtx(t)); !IsNotFound(err) {
+			if err := tt.op(testCtx(t)); !runtime.IsNotFound(err) {
 				t.Errorf("err = %v, want IsNotFound", err)
 			}
 		})

@@ -1,4 +1,4 @@
-package runtime
+package docker
 
 import (
 	"strings"
@@ -8,6 +8,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/network"
+
+	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
 
 func TestFromInspect(t *testing.T) {
@@ -15,7 +17,7 @@ func TestFromInspect(t *testing.T) {
 	tests := []struct {
 		name string
 		in   container.InspectResponse
-		want Container
+		want runtime.Container
 	}{
 		{
 			name: "exited after OOM",
@@ -27,8 +29,8 @@ func TestFromInspect(t *testing.T) {
 				},
 				Config: &container.Config{Image: "kubeactor/testserver:latest", Labels: map[string]string{"a": "b"}},
 			},
-			want: Container{ID: "abc", Name: "k8s_web", Image: "kubeactor/testserver:latest", ImageID: "sha256:123",
-				Labels: map[string]string{"a": "b"}, State: StateExited, ExitCode: 137, OOMKilled: true,
+			want: runtime.Container{ID: "abc", Name: "k8s_web", Image: "kubeactor/testserver:latest", ImageID: "sha256:123",
+				Labels: map[string]string{"a": "b"}, State: runtime.StateExited, ExitCode: 137, OOMKilled: true,
 				StartedAt: started, FinishedAt: time.Date(2026, 1, 2, 3, 5, 0, 0, time.UTC),
 				CreatedAt: time.Date(2026, 1, 2, 3, 4, 0, 0, time.UTC)},
 		},
@@ -38,7 +40,7 @@ func TestFromInspect(t *testing.T) {
 				ContainerJSONBase: &container.ContainerJSONBase{ID: "x", Name: "/n",
 					State: &container.State{Status: "created", StartedAt: "0001-01-01T00:00:00Z", FinishedAt: "0001-01-01T00:00:00Z"}},
 			},
-			want: Container{ID: "x", Name: "n", State: StateCreated},
+			want: runtime.Container{ID: "x", Name: "n", State: runtime.StateCreated},
 		},
 		{
 			name: "running on two networks prefers bridge",
@@ -48,7 +50,7 @@ func TestFromInspect(t *testing.T) {
 				NetworkSettings: &container.NetworkSettings{Networks: map[string]*network.EndpointSettings{
 					"aaa": {IPAddress: "10.1.0.2"}, "bridge": {IPAddress: "172.17.0.5"}}},
 			},
-			want: Container{ID: "r", Name: "r", State: StateRunning, PID: 42, IP: "172.17.0.5"},
+			want: runtime.Container{ID: "r", Name: "r", State: runtime.StateRunning, PID: 42, IP: "172.17.0.5"},
 		},
 	}
 	for _, tt := range tests {
@@ -87,10 +89,10 @@ func TestBridgeIP(t *testing.T) {
 func TestFromDockerState(t *testing.T) {
 	tests := []struct {
 		in   string
-		want State
+		want runtime.State
 	}{
-		{"created", StateCreated}, {"running", StateRunning}, {"paused", StateRunning}, {"restarting", StateRunning},
-		{"exited", StateExited}, {"dead", StateExited}, {"removing", StateUnknown}, {"", StateUnknown},
+		{"created", runtime.StateCreated}, {"running", runtime.StateRunning}, {"paused", runtime.StateRunning}, {"restarting", runtime.StateRunning},
+		{"exited", runtime.StateExited}, {"dead", runtime.StateExited}, {"removing", runtime.StateUnknown}, {"", runtime.StateUnknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -104,7 +106,7 @@ func TestFromDockerState(t *testing.T) {
 func TestFromSummary(t *testing.T) {
 	got := fromSummary(container.Summary{ID: "id", Names: []string{"/name"}, Image: "img", ImageID: "sha256:1",
 		State: "exited", Created: 100, Labels: map[string]string{"k": "v"}})
-	if got.ID != "id" || got.Name != "name" || got.Image != "img" || got.ImageID != "sha256:1" || got.State != StateExited ||
+	if got.ID != "id" || got.Name != "name" || got.Image != "img" || got.ImageID != "sha256:1" || got.State != runtime.StateExited ||
 		got.CreatedAt.Unix() != 100 || got.Labels["k"] != "v" {
 		t.Errorf("fromSummary = %+v", got)
 	}

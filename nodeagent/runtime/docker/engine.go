@@ -1,4 +1,4 @@
-package runtime
+package docker
 
 import (
 	"context"
@@ -18,52 +18,54 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
 
-// Docker is the Runtime backed by the local Docker engine (DOCKER_HOST or the
+// Engine is the runtime.Runtime backed by the local Docker engine (DOCKER_HOST or the
 // default unix socket). It is safe for concurrent use.
-type Docker struct {
+type Engine struct {
 	cli *client.Client
 }
 
-var _ Runtime = (*Docker)(nil)
+var _ runtime.Runtime = (*Engine)(nil)
 
-// NewDocker connects lazily to the engine named by the environment, negotiating
+// New connects lazily to the engine named by the environment, negotiating
 // the API version on first use.
-func NewDocker() (*Docker, error) {
+func New() (*Engine, error) {
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
-	return &Docker{cli: cli}, nil
+	return &Engine{cli: cli}, nil
 }
 
 // Close releases the client's connections.
-func (d *Docker) Close() error { return d.cli.Close() }
+func (d *Engine) Close() error { return d.cli.Close() }
 
-// notFoundAs turns Docker's "no such container/image" into NotFound(what).
+// notFoundAs turns Docker's "no such container/image" into runtime.NotFound(what).
 func notFoundAs(what string, err error) error {
 	if cerrdefs.IsNotFound(err) {
-		return NotFound(what)
+		return runtime.NotFound(what)
 	}
 	return err
 }
 
 // Info reports the engine's version and the machine's.
-func (d *Docker) Info(ctx context.Context) (Info, error) {
+func (d *Engine) Info(ctx context.Context) (runtime.Info, error) {
 	v, err := d.cli.ServerVersion(ctx)
 	if err != nil {
-		return Info{}, fmt.Errorf("docker version: %w", err)
+		return runtime.Info{}, fmt.Errorf("docker version: %w", err)
 	}
 	i, err := d.cli.Info(ctx)
 	if err != nil {
-		return Info{}, fmt.Errorf("docker info: %w", err)
+		return runtime.Info{}, fmt.Errorf("docker info: %w", err)
 	}
 	kernel := v.KernelVersion
 	if kernel == "" {
 		kernel = i.KernelVersion
 	}
-	return Info{
+	return runtime.Info{
 		Version:         v.Version,
 		APIVersion:      v.APIVersion,
 		KernelVersion:   kernel,
@@ -75,7 +77,7 @@ func (d *Docker) Info(ctx context.Context) (Info, error) {
 }
 
 // ListContainers lists every container, running or not, that carries all labels.
-func (d *Docker) ListContainers(ctx context.Context, labels map[string]string) ([]Container, error) {
+func (d *Engine) ListContainers(ctx context.Context, labels map[string]string) ([]runtime.Container, error) {
 	f := filters.NewArgs()
 	for k, v := range labels {
 		f.Add("label", k+"="+v)
@@ -84,7 +86,7 @@ func (d *Docker) ListContainers(ctx context.Context, labels map[string]string) (
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	out := make([]Container, 0, len(list))
+	out := make([]runtime.Container, 0, len(list))
 	for _, s := range list {
 		out = append(out, fromSummary(s))
 	}
@@ -92,17 +94,17 @@ func (d *Docker) ListContainers(ctx context.Context, labels map[string]string) (
 }
 
 // InspectContainer returns the container's full state.
-func (d *Docker) InspectContainer(ctx context.Context, id string) (Container, error) {
+func (d *Engine) InspectContainer(ctx context.Context, id string) (runtime.Container, error) {
 	r, err := d.cli.ContainerInspect(ctx, id)
 	if err != nil {
-		return Container{}, fmt.Errorf("inspect container %s: %w", id, notFoundAs("container "+id, err))
+		return runtime.Container{}, fmt.Errorf("inspect container %s: %w", id, notFoundAs("container "+id, err))
 	}
 	return fromInspect(r), nil
 }
 
 // CreateContainer creates (does not start) a container; see dockerCreateSpec for
 // how the config maps. A missing image is an IsNotFound error.
-func (d *Docker) CreateContainer(ctx context.Context, cfg ContainerConfig) (string, error) {
+func (d *Engine) CreateContainer(ctx context.Context, cfg runtime.ContainerConfig) (string, error) {
 	spec, err := dockerCreateSpec(cfg)
 	if err != nil {
 		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
@@ -115,7 +117,7 @@ func (d *Docker) CreateContainer(ctx context.Context, cfg ContainerConfig) (stri
 }
 
 // StartContainer starts a created (or stopped) container.
-func (d *Docker) StartContainer(ctx context.Context, id string) error {
+func (d *Engine) StartContainer(ctx context.Context, id string) error {
 	if err := d.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return fmt.Errorf("start container %s: %w", id, notFoundAs("container "+id, err))
 	}
@@ -125,7 +127,7 @@ func (d *Docker) StartContainer(ctx context.Context, id string) error {
 // StopContainer sends the container's stop signal (SIGTERM by default), then
 // SIGKILL once grace (rounded up to whole seconds) has passed. Stopping a stopped
 // container succeeds. ctx must outlive grace.
-func (d *Docker) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+func (d *Engine) StopContainer(ctx context.Context, id string, grace time.Duration) error {
 	secs := 0
 	if grace > 0 {
 		secs = int(math.Ceil(grace.Seconds()))
@@ -138,7 +140,7 @@ func (d *Docker) StopContainer(ctx context.Context, id string, grace time.Durati
 
 // RemoveContainer kills the container if it runs and removes it with its
 // anonymous volumes. A removal already under way counts as done.
-func (d *Docker) RemoveContainer(ctx context.Context, id string) error {
+func (d *Engine) RemoveContainer(ctx context.Context, id string) error {
 	err := d.cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	if err != nil {
 		if cerrdefs.IsConflict(err) && strings.Contains(err.Error(), "already in progress") {
@@ -150,7 +152,7 @@ func (d *Docker) RemoveContainer(ctx context.Context, id string) error {
 }
 
 // InspectImage returns a local image's id.
-func (d *Docker) InspectImage(ctx context.Context, ref string) (string, error) {
+func (d *Engine) InspectImage(ctx context.Context, ref string) (string, error) {
 	r, err := d.cli.ImageInspect(ctx, ref)
 	if err != nil {
 		return "", fmt.Errorf("inspect image %s: %w", ref, notFoundAs("image "+ref, err))
@@ -160,7 +162,7 @@ func (d *Docker) InspectImage(ctx context.Context, ref string) (string, error) {
 
 // PullImage pulls ref and reads the engine's progress stream to its end: the
 // engine reports a failed pull inside the stream, not as the request's status.
-func (d *Docker) PullImage(ctx context.Context, ref string) error {
+func (d *Engine) PullImage(ctx context.Context, ref string) error {
 	rc, err := d.cli.ImagePull(ctx, ref, image.PullOptions{})
 	if err != nil {
 		return fmt.Errorf("pull image %s: %w", ref, err)
@@ -193,7 +195,7 @@ func pullStreamError(r io.Reader) error {
 // Logs copies the container's output, split into stdout and stderr unless the
 // container has a terminal (then everything goes to stdout). A nil writer
 // discards. When ctx ends while following, Logs returns nil.
-func (d *Docker) Logs(ctx context.Context, id string, opts LogOptions, stdout, stderr io.Writer) error {
+func (d *Engine) Logs(ctx context.Context, id string, opts runtime.LogOptions, stdout, stderr io.Writer) error {
 	r, err := d.cli.ContainerInspect(ctx, id)
 	if err != nil {
 		return fmt.Errorf("logs of %s: %w", id, notFoundAs("container "+id, err))
@@ -242,7 +244,7 @@ func orDiscard(w io.Writer) io.Writer {
 // Exec runs a command in a running container, streaming its input and output,
 // and returns its exit code. The stdin copy ends when opts.Stdin does; Exec does
 // not wait for it once the command's output has ended.
-func (d *Docker) Exec(ctx context.Context, id string, opts ExecOptions) (int, error) {
+func (d *Engine) Exec(ctx context.Context, id string, opts runtime.ExecOptions) (int, error) {
 	created, err := d.cli.ContainerExecCreate(ctx, id, container.ExecOptions{
 		Cmd:          opts.Cmd,
 		Tty:          opts.TTY,
@@ -288,7 +290,7 @@ func (d *Docker) Exec(ctx context.Context, id string, opts ExecOptions) (int, er
 
 // forwardResizes applies terminal size changes until the channel closes or the
 // exec ends. A failed resize (the process may just have exited) is not fatal.
-func (d *Docker) forwardResizes(ctx context.Context, execID string, sizes <-chan TermSize, done <-chan struct{}) {
+func (d *Engine) forwardResizes(ctx context.Context, execID string, sizes <-chan runtime.TermSize, done <-chan struct{}) {
 	for {
 		select {
 		case <-done:
@@ -306,7 +308,7 @@ func (d *Docker) forwardResizes(ctx context.Context, execID string, sizes <-chan
 
 // execExitCode waits for the engine to record the exec's end: its output stream
 // can close a moment before the engine marks it stopped.
-func (d *Docker) execExitCode(ctx context.Context, execID string) (int, error) {
+func (d *Engine) execExitCode(ctx context.Context, execID string) (int, error) {
 	wait := 5 * time.Millisecond
 	for {
 		r, err := d.cli.ContainerExecInspect(ctx, execID)
@@ -329,23 +331,23 @@ func (d *Docker) execExitCode(ctx context.Context, execID string) (int, error) {
 
 // Stats takes one sample of the container's usage without waiting for a second
 // one (the engine's one-shot mode).
-func (d *Docker) Stats(ctx context.Context, id string) (Stats, error) {
+func (d *Engine) Stats(ctx context.Context, id string) (runtime.Stats, error) {
 	r, err := d.cli.ContainerStatsOneShot(ctx, id)
 	if err != nil {
-		return Stats{}, fmt.Errorf("stats of %s: %w", id, notFoundAs("container "+id, err))
+		return runtime.Stats{}, fmt.Errorf("stats of %s: %w", id, notFoundAs("container "+id, err))
 	}
 	defer r.Body.Close()
 	var s container.StatsResponse
 	if err := json.NewDecoder(r.Body).Decode(&s); err != nil {
-		return Stats{}, fmt.Errorf("stats of %s: decode: %w", id, err)
+		return runtime.Stats{}, fmt.Errorf("stats of %s: decode: %w", id, err)
 	}
 	return fromStats(s), nil
 }
 
 // Events streams container events until ctx ends. The error channel receives one
 // error (ctx's when it ended) and the event channel is then closed.
-func (d *Docker) Events(ctx context.Context) (<-chan Event, <-chan error) {
-	out := make(chan Event, 64)
+func (d *Engine) Events(ctx context.Context) (<-chan runtime.Event, <-chan error) {
+	out := make(chan runtime.Event, 64)
 	errc := make(chan error, 1)
 	msgs, errs := d.cli.Events(ctx, events.ListOptions{
 		Filters: filters.NewArgs(filters.Arg("type", string(events.ContainerEventType))),

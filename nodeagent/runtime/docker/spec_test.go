@@ -1,4 +1,4 @@
-package runtime
+package docker
 
 import (
 	"reflect"
@@ -6,18 +6,20 @@ import (
 
 	"github.com/docker/docker/api/types/strslice"
 	"github.com/docker/go-connections/nat"
+
+	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
 
 func TestDockerCreateSpec(t *testing.T) {
 	tests := []struct {
 		name    string
-		cfg     ContainerConfig
+		cfg     runtime.ContainerConfig
 		check   func(t *testing.T, s createSpec)
 		wantErr bool
 	}{
 		{
 			name: "image defaults kept when no command or args",
-			cfg:  ContainerConfig{Image: "kubeactor/testserver:latest"},
+			cfg:  runtime.ContainerConfig{Image: "kubeactor/testserver:latest"},
 			check: func(t *testing.T, s createSpec) {
 				if s.Config.Entrypoint != nil || s.Config.Cmd != nil {
 					t.Errorf("entrypoint %v cmd %v, want both nil", s.Config.Entrypoint, s.Config.Cmd)
@@ -32,7 +34,7 @@ func TestDockerCreateSpec(t *testing.T) {
 		},
 		{
 			name: "command and args override",
-			cfg:  ContainerConfig{Image: "b", Entrypoint: []string{"sh", "-c"}, Cmd: []string{"echo hi"}},
+			cfg:  runtime.ContainerConfig{Image: "b", Entrypoint: []string{"sh", "-c"}, Cmd: []string{"echo hi"}},
 			check: func(t *testing.T, s createSpec) {
 				if !reflect.DeepEqual(s.Config.Entrypoint, strslice.StrSlice{"sh", "-c"}) || !reflect.DeepEqual(s.Config.Cmd, strslice.StrSlice{"echo hi"}) {
 					t.Errorf("entrypoint %v cmd %v", s.Config.Entrypoint, s.Config.Cmd)
@@ -41,7 +43,7 @@ func TestDockerCreateSpec(t *testing.T) {
 		},
 		{
 			name: "hostname dropped when joining a sandbox",
-			cfg:  ContainerConfig{Image: "b", Hostname: "web-0", NetworkMode: "container:abc", IPCMode: "container:abc"},
+			cfg:  runtime.ContainerConfig{Image: "b", Hostname: "web-0", NetworkMode: "container:abc", IPCMode: "container:abc"},
 			check: func(t *testing.T, s createSpec) {
 				if s.Config.Hostname != "" {
 					t.Errorf("hostname %q, want empty", s.Config.Hostname)
@@ -53,7 +55,7 @@ func TestDockerCreateSpec(t *testing.T) {
 		},
 		{
 			name: "hostname kept on the bridge",
-			cfg:  ContainerConfig{Image: "b", Hostname: "web-0", IPCMode: "shareable"},
+			cfg:  runtime.ContainerConfig{Image: "b", Hostname: "web-0", IPCMode: "shareable"},
 			check: func(t *testing.T, s createSpec) {
 				if s.Config.Hostname != "web-0" || s.HostConfig.IpcMode != "shareable" {
 					t.Errorf("hostname %q ipc %q", s.Config.Hostname, s.HostConfig.IpcMode)
@@ -62,15 +64,15 @@ func TestDockerCreateSpec(t *testing.T) {
 		},
 		{
 			name: "ports, dns, mounts, resources, flags",
-			cfg: ContainerConfig{
+			cfg: runtime.ContainerConfig{
 				Image: "b",
-				PortBindings: []PortBinding{
+				PortBindings: []runtime.PortBinding{
 					{ContainerPort: 8080, HostPort: 80},
 					{ContainerPort: 53, HostPort: 5353, HostIP: "127.0.0.1", Protocol: "UDP"},
 					{ContainerPort: 8080, HostPort: 0, Protocol: "tcp"},
 				},
 				DNS: []string{"10.0.0.10"}, DNSSearch: []string{"default.svc.cluster.local"}, DNSOptions: []string{"ndots:5"},
-				Mounts:      []Mount{{Source: "/var/a", Target: "/a"}, {Source: "/var/b", Target: "/b", ReadOnly: true}},
+				Mounts:      []runtime.Mount{{Source: "/var/a", Target: "/a"}, {Source: "/var/b", Target: "/b", ReadOnly: true}},
 				MemoryLimit: 64 << 20, CPUShares: 256, CPUQuota: 50000, CPUPeriod: 100000,
 				Privileged: true, TTY: true, Stdin: true, StopSignal: "SIGINT",
 				Labels: map[string]string{"a": "b"},
@@ -107,12 +109,12 @@ func TestDockerCreateSpec(t *testing.T) {
 		},
 		{
 			name:    "unknown protocol",
-			cfg:     ContainerConfig{Image: "b", PortBindings: []PortBinding{{ContainerPort: 80, Protocol: "sctp"}}},
+			cfg:     runtime.ContainerConfig{Image: "b", PortBindings: []runtime.PortBinding{{ContainerPort: 80, Protocol: "sctp"}}},
 			wantErr: true,
 		},
 		{
 			name:    "port out of range",
-			cfg:     ContainerConfig{Image: "b", PortBindings: []PortBinding{{ContainerPort: 70000}}},
+			cfg:     runtime.ContainerConfig{Image: "b", PortBindings: []runtime.PortBinding{{ContainerPort: 70000}}},
 			wantErr: true,
 		},
 	}

@@ -1,0 +1,33 @@
+package podsync
+
+import corev1 "k8s.io/api/core/v1"
+
+// DNSConfig is a container's resolver configuration (its resolv.conf): nameservers,
+// search list and options. Empty, the engine gives the host's.
+type DNSConfig struct{ Servers, Searches, Options []string }
+
+// PodDNS is the resolver configuration of pod's containers on a node whose cluster
+// DNS server is clusterDNS ("" for none) serving domain. ClusterFirst (the default
+// policy) gives the cluster server, the search list "<ns>.svc.<domain>
+// svc.<domain> <domain>" and ndots:5, except on the host's network, where only
+// ClusterFirstWithHostNet does. None gives the pod's own dnsConfig nameservers and
+// searches. Anything else (Default) gives the host's.
+func PodDNS(pod *corev1.Pod, clusterDNS, domain string) DNSConfig {
+	policy := pod.Spec.DNSPolicy
+	if policy == "" {
+		policy = corev1.DNSClusterFirst
+	}
+	clusterFirst := policy == corev1.DNSClusterFirst && !pod.Spec.HostNetwork ||
+		policy == corev1.DNSClusterFirstWithHostNet && pod.Spec.HostNetwork
+	switch {
+	case clusterFirst && clusterDNS != "":
+		return DNSConfig{
+			Servers:  []string{clusterDNS},
+			Searches: []string{pod.Namespace + ".svc." + domain, "svc." + domain, domain},
+			Options:  []string{"ndots:5"},
+		}
+	case policy == corev1.DNSNone && pod.Spec.DNSConfig != nil:
+		return DNSConfig{Servers: pod.Spec.DNSConfig.Nameservers, Searches: pod.Spec.DNSConfig.Searches}
+	}
+	return DNSConfig{}
+}
