@@ -123,28 +123,14 @@ func (s *Server) create(c echo.Context, rq *request) error {
 	return s.writeStored(c, rq, http.StatusCreated, stored)
 }
 
-// createObject gives a decoded object its system fields, defaults, prepares, validates
-// and admits it, then asks its actor to create it (unless dry).
+// createObject prepares a decoded object for create (kinds.PrepareCreate: system
+// fields, defaults, validation) and admits it, then asks its actor to create it
+// (unless dry).
 func (s *Server) createObject(ctx context.Context, rq *request, obj runtime.Object, dry bool) (runtime.Object, error) {
 	r := rq.res
 	m, err := metaOf(obj)
 	if err != nil {
 		return nil, err
-	}
-	if !r.Namespaced {
-		m.SetNamespace("")
-	}
-	m.SetUID(types.UID(newUID()))
-	m.SetCreationTimestamp(metav1.NewTime(s.now()))
-	m.SetResourceVersion("")
-	m.SetDeletionTimestamp(nil)
-	m.SetDeletionGracePeriodSeconds(nil)
-	m.SetSelfLink("")
-	if r.Default != nil {
-		r.Default(obj)
-	}
-	if r.PrepareForCreate != nil {
-		r.PrepareForCreate(obj)
 	}
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 1; ; attempt++ {
@@ -152,10 +138,8 @@ func (s *Server) createObject(ctx context.Context, rq *request, obj runtime.Obje
 			m.SetName(m.GetGenerateName() + rand.String(5))
 		}
 		rq.name = m.GetName()
-		if r.Validate != nil {
-			if errs := r.Validate(obj); len(errs) > 0 {
-				return nil, apierrors.NewInvalid(schema.GroupKind{Kind: r.Kind}, m.GetName(), errs)
-			}
+		if err := kinds.PrepareCreate(r, obj, types.UID(newUID()), s.now()); err != nil {
+			return nil, err
 		}
 		if err := s.admitCreate(rq); err != nil {
 			return nil, err
@@ -196,13 +180,13 @@ func (s *Server) admitCreate(rq *request) error {
 	return nil
 }
 
-// updateMode says how an update is prepared and validated.
-type updateMode int
+// updateMode says how an update is prepared and validated (kinds.PrepareUpdate).
+type updateMode = kinds.UpdateMode
 
 const (
-	modeMain   updateMode = iota // the resource itself: PrepareForUpdate, ValidateUpdate
-	modeStatus                   // the status subresource: PrepareForStatusUpdate, ValidateUpdate
-	modeRaw                      // a subresource that changed exactly what it may (binding, finalize)
+	modeMain   = kinds.UpdateMain   // the resource itself
+	modeStatus = kinds.UpdateStatus // the status subresource
+	modeRaw    = kinds.UpdateRaw    // a subresource that changed exactly what it may (binding, finalize)
 )
 
 // tryUpdate computes the new object from the current item (whose Object is shared:
@@ -228,7 +212,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateM
 		} else if pre != cur.Revision {
 			return nil, apierrors.NewConflict(schema.GroupResource{Resource: rq.res.Name}, rq.name, errModified)
 		}
-		if err := prepareUpdate(rq.res, mode, obj, cur.Object.DeepCopyObject(), pre); err != nil {
+		if err := kinds.PrepareUpdate(rq.res, mode, obj, cur.Object.DeepCopyObject(), pre); err != nil {
 			return nil, err
 		}
 		setKind(obj)
@@ -244,45 +228,6 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateM
 		}
 		return nil, fmt.Errorf("update %s %s: %w", rq.res.SingularName, rq.name, err)
 	}
-}
-
-// prepareUpdate carries the system fields over from old, runs the resource's
-// preparation for the mode and validates the result.
-func prepareUpdate(r *kinds.Resource, mode updateMode, obj, old runtime.Object, rev int64) error {
-	m, err := metaOf(obj)
-	if err != nil {
-		return err
-	}
-	om, err := metaOf(old)
-	if err != nil {
-		return err
-	}
-	m.SetResourceVersion(strconv.FormatInt(rev, 10))
-	switch mode {
-	case modeRaw:
-		return nil
-	case modeStatus:
-		if r.PrepareForStatusUpdate != nil {
-			r.PrepareForStatusUpdate(obj, old)
-		}
-	default:
-		m.SetGeneration(om.GetGeneration())
-		if m.GetUID() == "" {
-			m.SetUID(om.GetUID())
-		}
-		m.SetCreationTimestamp(om.GetCreationTimestamp())
-		m.SetDeletionTimestamp(om.GetDeletionTimestamp())
-		m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
-		if r.PrepareForUpdate != nil {
-			r.PrepareForUpdate(obj, old)
-		}
-	}
-	if r.ValidateUpdate != nil {
-		if errs := r.ValidateUpdate(obj, old); len(errs) > 0 {
-			return apierrors.NewInvalid(schema.GroupKind{Kind: r.Kind}, m.GetName(), errs)
-		}
-	}
-	return nil
 }
 
 // modeOf is the update mode of a route.
