@@ -144,10 +144,10 @@ func (a *objectActor) flushEvent() {
 	var err error
 	if create {
 		if err = prepareNew("events", next, a.env.now()); err == nil {
-			plan, err = lifecycle.Create(a.obj, next)
+			plan, err = a.admitCreate(&createRequest{object: next}) // admitted like a request (admit.go)
 		}
 	} else {
-		plan, err = lifecycle.Update(a.obj, a.rev, next, lifecycle.Preconditions{}, false, a.env.now())
+		plan, err = a.admitUpdate(&updateRequest{object: next})
 	}
 	if err == nil {
 		err = a.apply(a.cell.trace, plan)

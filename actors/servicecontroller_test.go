@@ -394,33 +394,3 @@ func TestKubernetesService(t *testing.T) {
 		t.Fatalf("err = %v, want the kubernetes IP taken", err)
 	}
 }
-
-func TestProtectedNamespaces(t *testing.T) {
-	tests := []struct {
-		name      string
-		forbidden bool
-	}{
-		{"default", true},
-		{"kube-system", true},
-		{"team-a", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			st := openControllerStore(t)
-			s := startControllers(t, st, nil, NodeOptions{}, ServiceOptions{})
-			ctx := context.Background()
-			k := persistence.Key{Resource: "namespaces", Name: tc.name}
-			if _, err := s.Create(ctx, k, nsObj(tc.name)); err != nil {
-				t.Fatal(err)
-			}
-			_, _, err := s.Delete(ctx, k, DeleteOptions{})
-			var fe *ForbiddenError
-			if got := errors.As(err, &fe); got != tc.forbidden {
-				t.Fatalf("delete: %v, forbidden want %v", err, tc.forbidden)
-			}
-			if tc.forbidden && fe.Error() != `namespaces "`+tc.name+`" is forbidden: this namespace may not be deleted` {
-				t.Errorf("message %q", fe.Error())
-			}
-		})
-	}
-}

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -124,14 +123,15 @@ func (s *Server) create(c echo.Context, rq *request) error {
 }
 
 // createObject prepares a decoded object for create (kinds.PrepareCreate: system
-// fields, defaults, validation) and admits it, then asks its actor to create it
-// (unless dry).
+// fields, defaults, validation), then asks its actor to admit and create it (a dry
+// run: to admit it and answer what it would store).
 func (s *Server) createObject(ctx context.Context, rq *request, obj runtime.Object, dry bool) (runtime.Object, error) {
 	r := rq.res
 	m, err := metaOf(obj)
 	if err != nil {
 		return nil, err
 	}
+	ctx = writeContext(ctx, rq, dry)
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 1; ; attempt++ {
 		if generated {
@@ -141,13 +141,7 @@ func (s *Server) createObject(ctx context.Context, rq *request, obj runtime.Obje
 		if err := kinds.PrepareCreate(r, obj, types.UID(newUID()), s.now()); err != nil {
 			return nil, err
 		}
-		if err := s.admitCreate(rq); err != nil {
-			return nil, err
-		}
 		setKind(obj)
-		if dry {
-			return obj, nil
-		}
 		stored, err := s.actors.Create(ctx, rq.key(), obj)
 		if err == nil {
 			return stored, nil
@@ -159,25 +153,16 @@ func (s *Server) createObject(ctx context.Context, rq *request, obj runtime.Obje
 	}
 }
 
-// admitCreate is the namespace lifecycle admission: a namespaced object needs its
-// namespace to exist and not be terminating.
-func (s *Server) admitCreate(rq *request) error {
-	if !rq.res.Namespaced {
-		return nil
+// writeContext is ctx for the actors' write on behalf of rq: its subresource, and
+// whether it is a dry run (the request's user is set for every request, server.go).
+func writeContext(ctx context.Context, rq *request, dry bool) context.Context {
+	if rq.sub != "" {
+		ctx = actors.WithSubresource(ctx, rq.sub)
 	}
-	nsGR := schema.GroupResource{Resource: "namespaces"}
-	it, err := s.store.Get(persistence.Key{Resource: "namespaces", Name: rq.namespace})
-	if isNotFound(err) {
-		return apierrors.NewNotFound(nsGR, rq.namespace)
+	if dry {
+		ctx = actors.WithDryRun(ctx)
 	}
-	if err != nil {
-		return fmt.Errorf("admit %s: read namespace %s: %w", rq.res.SingularName, rq.namespace, err)
-	}
-	if ns, ok := it.Object.(*corev1.Namespace); ok && (ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating) {
-		return apierrors.NewForbidden(schema.GroupResource{Resource: rq.res.Name}, rq.name,
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", rq.namespace))
-	}
-	return nil
+	return ctx
 }
 
 // updateMode says how an update is prepared and validated (kinds.PrepareUpdate).
@@ -194,9 +179,11 @@ const (
 type tryUpdate func(cur *persistence.Item) (obj runtime.Object, precondition int64, err error)
 
 // guaranteedUpdate reads the current object, computes the new one, prepares and
-// validates it, and asks the owning actor to store it with the read revision as the
-// precondition. Without a client precondition it retries on conflict.
+// validates it, and asks the owning actor to admit and store it (a dry run: to admit
+// it and answer what it would store) with the read revision as the precondition.
+// Without a client precondition it retries on conflict.
 func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateMode, dry bool, try tryUpdate) (runtime.Object, error) {
+	ctx = writeContext(ctx, rq, dry)
 	for attempt := 1; ; attempt++ {
 		cur, err := s.store.Get(rq.key())
 		if err != nil {
@@ -216,9 +203,6 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateM
 			return nil, err
 		}
 		setKind(obj)
-		if dry {
-			return obj, nil
-		}
 		stored, err := s.actors.Update(ctx, rq.key(), obj, actors.Preconditions{ResourceVersion: pre})
 		if err == nil {
 			return stored, nil
@@ -419,14 +403,7 @@ func (s *Server) delete(c echo.Context, rq *request) error {
 	if err != nil {
 		return err
 	}
-	if dry {
-		cur, err := s.store.Get(rq.key())
-		if err != nil {
-			return fmt.Errorf("delete %s %s: %w", rq.res.SingularName, rq.name, err)
-		}
-		return writeObject(c, http.StatusOK, cur.Object.DeepCopyObject())
-	}
-	obj, gone, err := s.actors.Delete(c.Request().Context(), rq.key(), opts)
+	obj, gone, err := s.actors.Delete(writeContext(c.Request().Context(), rq, dry), rq.key(), opts)
 	if err != nil {
 		return fmt.Errorf("delete %s %s: %w", rq.res.SingularName, rq.name, err)
 	}
@@ -471,14 +448,9 @@ func (s *Server) deleteCollection(c echo.Context, rq *request) error {
 		return true
 	})
 	var deleted []runtime.Object
+	ctx := writeContext(c.Request().Context(), rq, dry)
 	for _, k := range keys {
-		if dry {
-			if it, err := s.store.Get(k); err == nil {
-				deleted = append(deleted, it.Object)
-			}
-			continue
-		}
-		obj, _, err := s.actors.Delete(c.Request().Context(), k, opts)
+		obj, _, err := s.actors.Delete(ctx, k, opts)
 		if isNotFound(err) {
 			continue
 		}

@@ -10,15 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-func mustLookup(t *testing.T, res string) *Resource {
-	t.Helper()
-	r, ok := Lookup(res)
-	if !ok {
-		t.Fatalf("no %s resource", res)
-	}
-	return r
-}
-
 func TestPrepareCreate(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	gone := metav1.NewTime(now.Add(-time.Hour))
@@ -60,7 +51,7 @@ func TestPrepareCreate(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := PrepareCreate(mustLookup(t, tc.res), tc.obj, "u1", now)
+			err := PrepareCreate(mustResource(t, tc.res), tc.obj, "u1", now)
 			if tc.invalid != "" {
 				if !apierrors.IsInvalid(err) || err.Error() != tc.invalid {
 					t.Fatalf("err %v, want Invalid %q", err, tc.invalid)
@@ -123,7 +114,7 @@ func TestPrepareUpdate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := old.DeepCopy()
 			tc.change(obj)
-			err := PrepareUpdate(mustLookup(t, "pods"), tc.mode, obj, old, 10)
+			err := PrepareUpdate(mustResource(t, "pods"), tc.mode, obj, old, 10)
 			if tc.invalid {
 				if !apierrors.IsInvalid(err) {
 					t.Fatalf("err %v, want Invalid", err)
