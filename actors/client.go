@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -52,6 +53,10 @@ type Options struct {
 	// cost of its last sync (when that was 1 ms or more): 0 means DefaultSyncPacing,
 	// a negative value turns pacing off (tests that drive syncs by hand).
 	SyncPacing int
+	// Admission is the chain every create, update and delete request passes in its
+	// object's actor (admit.go); nil admits everything. The server's is
+	// DefaultAdmission.
+	Admission admission.Chain
 }
 
 // DefaultSyncPacing is Options.SyncPacing's default.
@@ -137,6 +142,7 @@ func Start(opts Options) (*System, error) {
 		eventTTL:   opts.EventTTL,
 		syncPacing: opts.SyncPacing,
 		sched:      sched,
+		admission:  opts.Admission,
 	}
 	for _, r := range e.resources {
 		e.managers[r] = sys.NewLocalPID(rootName + "/" + r)
@@ -213,7 +219,7 @@ func (s *System) Stop() {
 // creationTimestamp set). It returns the stored object, which is shared: callers must
 // DeepCopyObject it before changing it (the same holds for every returned object).
 func (s *System) Create(ctx context.Context, key persistence.Key, obj runtime.Object) (runtime.Object, error) {
-	r, err := s.ask(ctx, "create", key, &createRequest{envelope: envelope{TraceID(ctx), key}, object: obj})
+	r, err := s.ask(ctx, "create", key, &createRequest{envelope: envelope{TraceID(ctx), key}, write: writeOf(ctx), object: obj})
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +229,7 @@ func (s *System) Create(ctx context.Context, key persistence.Key, obj runtime.Ob
 // Update asks the object's actor to persist obj as the new state if pre holds. The
 // actor takes ownership of obj.
 func (s *System) Update(ctx context.Context, key persistence.Key, obj runtime.Object, pre Preconditions) (runtime.Object, error) {
-	r, err := s.ask(ctx, "update", key, &updateRequest{envelope: envelope{TraceID(ctx), key}, object: obj, pre: pre})
+	r, err := s.ask(ctx, "update", key, &updateRequest{envelope: envelope{TraceID(ctx), key}, write: writeOf(ctx), object: obj, pre: pre})
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +240,7 @@ func (s *System) Update(ctx context.Context, key persistence.Key, obj runtime.Ob
 // whether it is gone (false when a grace period or finalizers keep it for now, in which
 // case the returned object carries its deletionTimestamp).
 func (s *System) Delete(ctx context.Context, key persistence.Key, opts DeleteOptions) (runtime.Object, bool, error) {
-	r, err := s.ask(ctx, "delete", key, &deleteRequest{envelope: envelope{TraceID(ctx), key}, opts: opts})
+	r, err := s.ask(ctx, "delete", key, &deleteRequest{envelope: envelope{TraceID(ctx), key}, write: writeOf(ctx), opts: opts})
 	if err != nil {
 		return nil, false, err
 	}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors/control"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/actors/lifecycle"
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -72,6 +73,11 @@ func (fx *effects) Update(resource string, cur, next runtime.Object) error {
 	if err != nil {
 		return fmt.Errorf("update %s %s/%s: resourceVersion: %w", resource, m.GetNamespace(), m.GetName(), err)
 	}
+	if r, ok := kinds.Lookup(resource); ok {
+		if err := kinds.PrepareUpdate(r, kinds.UpdateMain, next, cur, rv); err != nil {
+			return err
+		}
+	}
 	key := persistence.Key{Resource: resource, Namespace: m.GetNamespace(), Name: m.GetName()}
 	fx.ctx.Request(pid, &updateRequest{envelope: envelope{trace: fx.cell.trace, key: key}, object: next,
 		pre: Preconditions{UID: m.GetUID(), ResourceVersion: rv}})
@@ -101,10 +107,10 @@ func (fx *effects) Write(next runtime.Object) error {
 	var err error
 	if a.obj == nil {
 		if err = prepareNew(a.cell.key.Resource, next, a.env.now()); err == nil {
-			plan, err = lifecycle.Create(nil, next)
+			plan, err = a.admitCreate(&createRequest{object: next}) // admitted like a request (admit.go)
 		}
 	} else {
-		plan, err = lifecycle.Update(a.obj, a.rev, next, lifecycle.Preconditions{}, a.holds(), a.env.now())
+		plan, err = a.admitUpdate(&updateRequest{object: next})
 	}
 	if err == nil {
 		err = a.apply(a.cell.trace, plan)

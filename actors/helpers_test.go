@@ -17,6 +17,7 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 
 	"github.com/kubeactor/kubeactor/internal/poll"
@@ -174,7 +175,14 @@ func (b *podBuilder) grace(s int64) *podBuilder {
 	b.p.Spec.TerminationGracePeriodSeconds = &s
 	return b
 }
-func (b *podBuilder) obj() *corev1.Pod { return b.p }
+// obj returns the pod as the API would store it: defaulted like a created pod (a
+// controller's updates of it are validated as the API validates them).
+func (b *podBuilder) obj() *corev1.Pod {
+	if r, ok := kinds.Lookup("pods"); ok && r.Default != nil {
+		r.Default(b.p)
+	}
+	return b.p
+}
 
 func nsObj(name string) *corev1.Namespace {
 	return &corev1.Namespace{

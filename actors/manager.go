@@ -111,7 +111,7 @@ func (m *manager) route(ctx actor.Context, msg routed) {
 	if _, resync := msg.(*resyncRequest); resync && !ok {
 		return // nothing to look again at: every stored object has an actor
 	}
-	if m.ext != nil {
+	if m.ext != nil && !isDryRun(msg) {
 		seq := uint64(1)
 		if ok {
 			seq = c.routed + 1

@@ -2,18 +2,21 @@ package actors
 
 import "github.com/asynkron/protoactor-go/actor"
 
-// managerExt is the kind-specific part of a manager, for the few kinds whose
-// manager owns something shared by all their objects (the services manager owns the
-// cluster IP and node port allocators) or refuses some requests outright (the
-// namespaces manager refuses to delete default and kube-system). Like the manager,
-// it never blocks: it works on memory only.
+// managerExt is the kind-specific part of a manager, for the few kinds whose manager
+// owns an allocator shared by all their objects: the services manager's cluster IPs
+// and node ports (serviceips.go), the nodes manager's pod CIDRs (nodecidrs.go). These
+// are allocators, not admission: whether a write is allowed at all is decided by the
+// admission chain in the object's actor (admit.go). Like the manager, an extension
+// never blocks: it works on memory only.
 type managerExt interface {
 	// load sees the stored objects of the kind, once the manager has spawned their
 	// actors.
 	load(m *manager)
 	// admit looks at a request before it is routed as the seq-th request to the
-	// object's actor; an error is the request's answer and nothing is routed. It may
-	// replace the request's object (never mutate it: the caller may still read it).
+	// object's actor, to allocate what it needs; an error (the value asked for is
+	// taken) is the request's answer and nothing is routed. It may replace the
+	// request's object (never mutate it: the caller may still read it). Dry runs
+	// are not shown to it.
 	admit(m *manager, k objKey, msg routed, seq uint64) error
 	// receive sees the messages the manager does not know, and every childIdle
 	// before the manager acts on it.
@@ -22,13 +25,11 @@ type managerExt interface {
 	forget(m *manager, k objKey)
 }
 
-// newManagerExt returns the extension of the kind's manager, or nil.
+// newManagerExt returns the allocators of the kind's manager, or nil.
 func newManagerExt(e *env, resource string) managerExt {
 	switch resource {
 	case "services":
 		return newServiceAllocations(e)
-	case "namespaces":
-		return protectedNamespaces{}
 	case "nodes":
 		if e.nodes.PodCIDRs.Allocate {
 			return newNodeCIDRs(e)

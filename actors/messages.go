@@ -26,17 +26,20 @@ func (e envelope) target() persistence.Key { return e.key }
 
 type createRequest struct {
 	envelope
+	write  // admit.go
 	object runtime.Object
 }
 
 type updateRequest struct {
 	envelope
+	write
 	object runtime.Object
 	pre    Preconditions
 }
 
 type deleteRequest struct {
 	envelope
+	write
 	opts DeleteOptions
 }
 

@@ -55,6 +55,9 @@ type objectActor struct {
 // Receive is a type switch: decide, persist, then answer.
 func (a *objectActor) Receive(ctx actor.Context) {
 	a.ctx = ctx
+	if a.dryRun(ctx) { // admit.go
+		return
+	}
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		first := !a.cell.started
@@ -76,7 +79,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		}
 	case *createRequest:
 		a.begin(msg.trace)
-		plan, err := lifecycle.Create(a.obj, msg.object)
+		plan, err := a.admitCreate(msg)
 		if err == nil {
 			err = a.apply(msg.trace, plan)
 		}
@@ -85,8 +88,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.settle(ctx)
 	case *updateRequest:
 		a.begin(msg.trace)
-		pre := lifecycle.Preconditions{UID: msg.pre.UID, ResourceVersion: msg.pre.ResourceVersion}
-		plan, err := lifecycle.Update(a.obj, a.rev, msg.object, pre, a.holds(), a.env.now())
+		plan, err := a.admitUpdate(msg)
 		if err == nil {
 			err = a.apply(msg.trace, plan)
 		}
@@ -100,7 +102,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 	case *deleteRequest:
 		a.begin(msg.trace)
 		last := a.obj
-		plan, err := a.decideDelete(msg.opts)
+		plan, err := a.admitDelete(msg)
 		if err == nil {
 			err = a.apply(msg.trace, plan)
 		}

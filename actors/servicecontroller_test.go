@@ -395,36 +395,6 @@ func TestKubernetesService(t *testing.T) {
 	}
 }
 
-func TestProtectedNamespaces(t *testing.T) {
-	tests := []struct {
-		name      string
-		forbidden bool
-	}{
-		{"default", true},
-		{"kube-system", true},
-		{"team-a", false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			st := openControllerStore(t)
-			s := startControllers(t, st, nil, NodeOptions{}, ServiceOptions{})
-			ctx := context.Background()
-			k := persistence.Key{Resource: "namespaces", Name: tc.name}
-			if _, err := s.Create(ctx, k, nsObj(tc.name)); err != nil {
-				t.Fatal(err)
-			}
-			_, _, err := s.Delete(ctx, k, DeleteOptions{})
-			var fe *ForbiddenError
-			if got := errors.As(err, &fe); got != tc.forbidden {
-				t.Fatalf("delete: %v, forbidden want %v", err, tc.forbidden)
-			}
-			if tc.forbidden && fe.Error() != `namespaces "`+tc.name+`" is forbidden: this namespace may not be deleted` {
-				t.Errorf("message %q", fe.Error())
-			}
-		})
-	}
-}
-
 func endpointsKey(ns, name string) persistence.Key {
 	return persistence.Key{Resource: "endpoints", Namespace: ns, Name: name}
 }

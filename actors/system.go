@@ -9,6 +9,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
 
+	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -42,6 +43,7 @@ type env struct {
 	// the last sync's cost (0: no pacing).
 	syncPacing int
 	sched      *schedulerConfig // nil: no scheduler (scheduling.go)
+	admission  admission.Chain  // Options.Admission (admit.go)
 }
 
 // keys lists the keys of every stored object of one resource.

@@ -49,15 +49,12 @@ func toStatus(err error, rq *request) *metav1.Status {
 	var apiStatus apierrors.APIStatus
 	var he *echo.HTTPError
 	var invalid *actors.InvalidError
-	var forbidden *actors.ForbiddenError
 	switch {
 	case errors.As(err, &apiStatus):
 		s := apiStatus.Status()
 		st = &s
 	case errors.As(err, &invalid):
 		st = statusOf(apierrors.NewInvalid(schema.GroupKind{Kind: invalid.Kind}, invalid.Name, invalid.Causes))
-	case errors.As(err, &forbidden):
-		st = statusOf(apierrors.NewForbidden(schema.GroupResource{Resource: forbidden.Resource}, forbidden.Name, errors.New(forbidden.Reason)))
 	case errors.Is(err, persistence.ErrNotFound):
 		st = statusOf(apierrors.NewNotFound(gr, name))
 	case errors.Is(err, persistence.ErrAlreadyExists):

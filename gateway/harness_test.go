@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeactor/kubeactor/actors"
+	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
 
@@ -39,6 +40,7 @@ type harnessOptions struct {
 	maxBody          int64
 	bookmarkInterval time.Duration
 	profiling        bool
+	admission        admission.Chain // plugins after the server's default chain
 }
 
 // newObject is the store's type registry, from the resource table.
@@ -59,7 +61,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	sys, err := actors.Start(actors.Options{Store: store, Log: log})
+	sys, err := actors.Start(actors.Options{Store: store, Log: log, Admission: append(actors.DefaultAdmission(store), o.admission...)})
 	if err != nil {
 		t.Fatalf("start actors: %v", err)
 	}

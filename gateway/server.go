@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/kubeactor/kubeactor/actors"
+	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/gateway/openapi"
 	"github.com/kubeactor/kubeactor/persistence"
@@ -111,7 +112,7 @@ func New(cfg Config) (*Server, error) {
 	e.GET("/openapi/v2", echo.WrapHandler(oa))
 	e.GET("/openapi/v3", echo.WrapHandler(oa))
 	e.GET("/openapi/v3/*", echo.WrapHandler(oa))
-	e.Any("/api/v1/proxy/*", s.legacyProxyRoute)
+	e.Any("/api/v1/proxy/*", s.connectLegacy(s.legacyProxyRoute)) // connect.go
 	if cfg.Profiling {
 		e.Any("/debug/pprof/*", echo.WrapHandler(profiles()))
 	}
@@ -240,13 +241,13 @@ func (s *Server) mount(e *echo.Echo, r *kinds.Resource) {
 		case sub == "finalize":
 			e.PUT(p, s.bind(r, sub, false, s.finalize))
 		case streamingSubresources[sub]:
-			e.Any(p, s.bind(r, sub, false, s.streaming))
-			e.Any(p+"/*", s.bind(r, sub, false, s.streaming))
+			e.Any(p, s.bind(r, sub, false, s.connect(s.streaming)))
+			e.Any(p+"/*", s.bind(r, sub, false, s.connect(s.streaming)))
 		}
 	}
 	if r.Kind == "Pod" && !containsString(subs, "proxy") {
-		e.Any(item+"/proxy", s.bind(r, "proxy", false, s.streaming))
-		e.Any(item+"/proxy/*", s.bind(r, "proxy", false, s.streaming))
+		e.Any(item+"/proxy", s.bind(r, "proxy", false, s.connect(s.streaming)))
+		e.Any(item+"/proxy/*", s.bind(r, "proxy", false, s.connect(s.streaming)))
 	}
 }
 
@@ -278,14 +279,15 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 }
 
 // traceAndLog gives each request its trace id (from traceparent, X-Request-Id or a new
-// one), echoes it in Audit-Id, and logs one debug line when the request ends.
+// one), echoes it in Audit-Id, and logs one debug line when the request ends. It also
+// names the request's user for admission: anonymous, as there is no authentication yet.
 func (s *Server) traceAndLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		req := c.Request()
 		id := traceID(req.Header)
 		c.Response().Header().Set("Audit-Id", id)
-		c.SetRequest(req.WithContext(actors.WithTrace(req.Context(), id)))
+		c.SetRequest(req.WithContext(actors.WithUser(actors.WithTrace(req.Context(), id), admission.Anonymous)))
 		if err := next(c); err != nil {
 			c.Error(err)
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,47 +122,26 @@ func (s *Server) create(c echo.Context, rq *request) error {
 	return s.writeStored(c, rq, http.StatusCreated, stored)
 }
 
-// createObject gives a decoded object its system fields, defaults, prepares, validates
-// and admits it, then asks its actor to create it (unless dry).
+// createObject prepares a decoded object for create (kinds.PrepareCreate: system
+// fields, defaults, validation), then asks its actor to admit and create it (a dry
+// run: to admit it and answer what it would store).
 func (s *Server) createObject(ctx context.Context, rq *request, obj runtime.Object, dry bool) (runtime.Object, error) {
 	r := rq.res
 	m, err := metaOf(obj)
 	if err != nil {
 		return nil, err
 	}
-	if !r.Namespaced {
-		m.SetNamespace("")
-	}
-	m.SetUID(types.UID(newUID()))
-	m.SetCreationTimestamp(metav1.NewTime(s.now()))
-	m.SetResourceVersion("")
-	m.SetDeletionTimestamp(nil)
-	m.SetDeletionGracePeriodSeconds(nil)
-	m.SetSelfLink("")
-	if r.Default != nil {
-		r.Default(obj)
-	}
-	if r.PrepareForCreate != nil {
-		r.PrepareForCreate(obj)
-	}
+	ctx = writeContext(ctx, rq, dry)
 	generated := m.GetName() == "" && m.GetGenerateName() != ""
 	for attempt := 1; ; attempt++ {
 		if generated {
 			m.SetName(m.GetGenerateName() + rand.String(5))
 		}
 		rq.name = m.GetName()
-		if r.Validate != nil {
-			if errs := r.Validate(obj); len(errs) > 0 {
-				return nil, apierrors.NewInvalid(schema.GroupKind{Kind: r.Kind}, m.GetName(), errs)
-			}
-		}
-		if err := s.admitCreate(rq); err != nil {
+		if err := kinds.PrepareCreate(r, obj, types.UID(newUID()), s.now()); err != nil {
 			return nil, err
 		}
 		setKind(obj)
-		if dry {
-			return obj, nil
-		}
 		stored, err := s.actors.Create(ctx, rq.key(), obj)
 		if err == nil {
 			return stored, nil
@@ -175,34 +153,25 @@ func (s *Server) createObject(ctx context.Context, rq *request, obj runtime.Obje
 	}
 }
 
-// admitCreate is the namespace lifecycle admission: a namespaced object needs its
-// namespace to exist and not be terminating.
-func (s *Server) admitCreate(rq *request) error {
-	if !rq.res.Namespaced {
-		return nil
+// writeContext is ctx for the actors' write on behalf of rq: its subresource, and
+// whether it is a dry run (the request's user is set for every request, server.go).
+func writeContext(ctx context.Context, rq *request, dry bool) context.Context {
+	if rq.sub != "" {
+		ctx = actors.WithSubresource(ctx, rq.sub)
 	}
-	nsGR := schema.GroupResource{Resource: "namespaces"}
-	it, err := s.store.Get(persistence.Key{Resource: "namespaces", Name: rq.namespace})
-	if isNotFound(err) {
-		return apierrors.NewNotFound(nsGR, rq.namespace)
+	if dry {
+		ctx = actors.WithDryRun(ctx)
 	}
-	if err != nil {
-		return fmt.Errorf("admit %s: read namespace %s: %w", rq.res.SingularName, rq.namespace, err)
-	}
-	if ns, ok := it.Object.(*corev1.Namespace); ok && (ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating) {
-		return apierrors.NewForbidden(schema.GroupResource{Resource: rq.res.Name}, rq.name,
-			fmt.Errorf("unable to create new content in namespace %s because it is being terminated", rq.namespace))
-	}
-	return nil
+	return ctx
 }
 
-// updateMode says how an update is prepared and validated.
-type updateMode int
+// updateMode says how an update is prepared and validated (kinds.PrepareUpdate).
+type updateMode = kinds.UpdateMode
 
 const (
-	modeMain   updateMode = iota // the resource itself: PrepareForUpdate, ValidateUpdate
-	modeStatus                   // the status subresource: PrepareForStatusUpdate, ValidateUpdate
-	modeRaw                      // a subresource that changed exactly what it may (binding, finalize)
+	modeMain   = kinds.UpdateMain   // the resource itself
+	modeStatus = kinds.UpdateStatus // the status subresource
+	modeRaw    = kinds.UpdateRaw    // a subresource that changed exactly what it may (binding, finalize)
 )
 
 // tryUpdate computes the new object from the current item (whose Object is shared:
@@ -210,9 +179,11 @@ const (
 type tryUpdate func(cur *persistence.Item) (obj runtime.Object, precondition int64, err error)
 
 // guaranteedUpdate reads the current object, computes the new one, prepares and
-// validates it, and asks the owning actor to store it with the read revision as the
-// precondition. Without a client precondition it retries on conflict.
+// validates it, and asks the owning actor to admit and store it (a dry run: to admit
+// it and answer what it would store) with the read revision as the precondition.
+// Without a client precondition it retries on conflict.
 func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateMode, dry bool, try tryUpdate) (runtime.Object, error) {
+	ctx = writeContext(ctx, rq, dry)
 	for attempt := 1; ; attempt++ {
 		cur, err := s.store.Get(rq.key())
 		if err != nil {
@@ -228,13 +199,10 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateM
 		} else if pre != cur.Revision {
 			return nil, apierrors.NewConflict(schema.GroupResource{Resource: rq.res.Name}, rq.name, errModified)
 		}
-		if err := prepareUpdate(rq.res, mode, obj, cur.Object.DeepCopyObject(), pre); err != nil {
+		if err := kinds.PrepareUpdate(rq.res, mode, obj, cur.Object.DeepCopyObject(), pre); err != nil {
 			return nil, err
 		}
 		setKind(obj)
-		if dry {
-			return obj, nil
-		}
 		stored, err := s.actors.Update(ctx, rq.key(), obj, actors.Preconditions{ResourceVersion: pre})
 		if err == nil {
 			return stored, nil
@@ -244,45 +212,6 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateM
 		}
 		return nil, fmt.Errorf("update %s %s: %w", rq.res.SingularName, rq.name, err)
 	}
-}
-
-// prepareUpdate carries the system fields over from old, runs the resource's
-// preparation for the mode and validates the result.
-func prepareUpdate(r *kinds.Resource, mode updateMode, obj, old runtime.Object, rev int64) error {
-	m, err := metaOf(obj)
-	if err != nil {
-		return err
-	}
-	om, err := metaOf(old)
-	if err != nil {
-		return err
-	}
-	m.SetResourceVersion(strconv.FormatInt(rev, 10))
-	switch mode {
-	case modeRaw:
-		return nil
-	case modeStatus:
-		if r.PrepareForStatusUpdate != nil {
-			r.PrepareForStatusUpdate(obj, old)
-		}
-	default:
-		m.SetGeneration(om.GetGeneration())
-		if m.GetUID() == "" {
-			m.SetUID(om.GetUID())
-		}
-		m.SetCreationTimestamp(om.GetCreationTimestamp())
-		m.SetDeletionTimestamp(om.GetDeletionTimestamp())
-		m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
-		if r.PrepareForUpdate != nil {
-			r.PrepareForUpdate(obj, old)
-		}
-	}
-	if r.ValidateUpdate != nil {
-		if errs := r.ValidateUpdate(obj, old); len(errs) > 0 {
-			return apierrors.NewInvalid(schema.GroupKind{Kind: r.Kind}, m.GetName(), errs)
-		}
-	}
-	return nil
 }
 
 // modeOf is the update mode of a route.
@@ -474,14 +403,7 @@ func (s *Server) delete(c echo.Context, rq *request) error {
 	if err != nil {
 		return err
 	}
-	if dry {
-		cur, err := s.store.Get(rq.key())
-		if err != nil {
-			return fmt.Errorf("delete %s %s: %w", rq.res.SingularName, rq.name, err)
-		}
-		return writeObject(c, http.StatusOK, cur.Object.DeepCopyObject())
-	}
-	obj, gone, err := s.actors.Delete(c.Request().Context(), rq.key(), opts)
+	obj, gone, err := s.actors.Delete(writeContext(c.Request().Context(), rq, dry), rq.key(), opts)
 	if err != nil {
 		return fmt.Errorf("delete %s %s: %w", rq.res.SingularName, rq.name, err)
 	}
@@ -526,14 +448,9 @@ func (s *Server) deleteCollection(c echo.Context, rq *request) error {
 		return true
 	})
 	var deleted []runtime.Object
+	ctx := writeContext(c.Request().Context(), rq, dry)
 	for _, k := range keys {
-		if dry {
-			if it, err := s.store.Get(k); err == nil {
-				deleted = append(deleted, it.Object)
-			}
-			continue
-		}
-		obj, _, err := s.actors.Delete(c.Request().Context(), k, opts)
+		obj, _, err := s.actors.Delete(ctx, k, opts)
 		if isNotFound(err) {
 			continue
 		}

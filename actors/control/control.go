@@ -114,15 +114,16 @@ type Effects interface {
 	// refusal is returned and nothing is sent.
 	Create(resource string, obj runtime.Object) error
 	// Update asks for cur, as last read, to become next; cur's uid and
-	// resourceVersion are the preconditions. next is prepared and validated as an
-	// update; a refusal is returned and nothing is sent.
+	// resourceVersion are the preconditions. next is prepared and validated as the
+	// API prepares and validates an update; a refusal is returned and nothing is sent.
 	Update(resource string, cur, next runtime.Object) error
 	// Delete asks for an object to be deleted with its kind's default grace. With
 	// noAnswer, its answer does not come back (Outstanding does not count it).
 	Delete(ref Ref, noAnswer bool)
-	// Write persists next as the object's own new state and returns once it is
-	// durable; when the object is absent, next is created (prepared and validated as
-	// any created object).
+	// Write persists next as the object's own new state (its status, its
+	// finalizers: the controller is the object's writer, so no update preparation
+	// applies) and returns once it is durable; when the object is absent, next is
+	// created (prepared and validated as any created object). Both are admitted.
 	Write(next runtime.Object) error
 	// Remove deletes the object itself at once (a Holder's last step).
 	Remove() error

@@ -1,0 +1,212 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/asynkron/protoactor-go/actor"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeactor/kubeactor/actors/admission"
+	"github.com/kubeactor/kubeactor/actors/kinds"
+	"github.com/kubeactor/kubeactor/actors/lifecycle"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// Admission runs in the owning object's actor, as the first step of every create,
+// update and delete request it handles, with its current state as the old object:
+// the API's writes and the controllers' writes (an RC's pods, a service's endpoints,
+// the scheduler's bindings) take the same Options.Admission chain. Connect has no
+// actor: the gateway asks AdmitConnect.
+
+// DefaultAdmission is the server's admission chain: NamespaceLifecycle over st, with
+// the bootstrap namespaces immortal.
+func DefaultAdmission(st *persistence.Store) admission.Chain {
+	return admission.Chain{admission.NewNamespaceLifecycle(storeNamespaces{st}, kinds.BootstrapNamespaces)}
+}
+
+// storeNamespaces reads namespaces from the store's cache.
+type storeNamespaces struct{ st *persistence.Store }
+
+func (s storeNamespaces) Namespace(name string) (*corev1.Namespace, bool, error) {
+	it, err := s.st.Get(persistence.Key{Resource: "namespaces", Name: name})
+	if errors.Is(err, persistence.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	ns, ok := it.Object.(*corev1.Namespace)
+	if !ok {
+		return nil, false, fmt.Errorf("namespace %s is a %T", name, it.Object)
+	}
+	return ns, true, nil
+}
+
+// write is what a create, update or delete request carries for admission besides
+// its object: who asked, for which subresource, and whether it is a dry run (admitted
+// and decided, answered with the would-be object, never persisted).
+type write struct {
+	user   admission.User
+	sub    string
+	dryRun bool
+}
+
+func writeOf(ctx context.Context) write {
+	return write{user: UserOf(ctx), sub: subresourceOf(ctx), dryRun: dryRunIn(ctx)}
+}
+
+type (
+	userKey        struct{}
+	subresourceKey struct{}
+	dryRunKey      struct{}
+)
+
+// WithUser returns a context whose writes are made on behalf of u.
+func WithUser(ctx context.Context, u admission.User) context.Context {
+	return context.WithValue(ctx, userKey{}, u)
+}
+
+// UserOf returns the user carried by ctx; the zero User (the control plane) if none.
+func UserOf(ctx context.Context) admission.User {
+	u, _ := ctx.Value(userKey{}).(admission.User)
+	return u
+}
+
+// WithSubresource returns a context whose writes are to the subresource sub
+// ("status", "binding", "finalize"...) of their object.
+func WithSubresource(ctx context.Context, sub string) context.Context {
+	return context.WithValue(ctx, subresourceKey{}, sub)
+}
+
+func subresourceOf(ctx context.Context) string {
+	sub, _ := ctx.Value(subresourceKey{}).(string)
+	return sub
+}
+
+// WithDryRun returns a context whose writes are dry runs: the object's actor admits
+// and decides them as usual and answers what it would store, without storing it.
+func WithDryRun(ctx context.Context) context.Context {
+	return context.WithValue(ctx, dryRunKey{}, true)
+}
+
+// dryRunIn tells whether ctx makes writes dry runs.
+func dryRunIn(ctx context.Context) bool {
+	dry, _ := ctx.Value(dryRunKey{}).(bool)
+	return dry
+}
+
+// AdmitConnect runs the admission chain for a connection to a subresource of the
+// object at key (exec, attach, portforward, proxy), on behalf of ctx's user.
+func (s *System) AdmitConnect(ctx context.Context, key persistence.Key, sub string) error {
+	return s.env.admission.Admit(&admission.Attributes{
+		Operation: admission.Connect, Resource: key.Resource, Subresource: sub,
+		Namespace: key.Namespace, Name: key.Name, User: UserOf(ctx),
+	})
+}
+
+// admit runs the chain on a request for this actor's object, whose current state is
+// the old object. It returns the object to go on with (a plugin may replace it).
+func (a *objectActor) admit(op admission.Operation, w write, obj runtime.Object) (runtime.Object, error) {
+	if len(a.env.admission) == 0 {
+		return obj, nil
+	}
+	k := a.cell.key
+	attrs := &admission.Attributes{
+		Operation: op, Resource: k.Resource, Subresource: w.sub, Namespace: k.Namespace, Name: k.Name,
+		Object: obj, OldObject: a.obj, User: w.user, DryRun: w.dryRun,
+	}
+	if err := a.env.admission.Admit(attrs); err != nil {
+		return nil, err
+	}
+	return attrs.Object, nil
+}
+
+// admitCreate admits a create request, then decides it.
+func (a *objectActor) admitCreate(msg *createRequest) (lifecycle.Plan, error) {
+	obj, err := a.admit(admission.Create, msg.write, msg.object)
+	if err != nil {
+		return lifecycle.Plan{}, err
+	}
+	msg.object = obj
+	return lifecycle.Create(a.obj, obj)
+}
+
+// admitUpdate admits an update request, then decides it.
+func (a *objectActor) admitUpdate(msg *updateRequest) (lifecycle.Plan, error) {
+	obj, err := a.admit(admission.Update, msg.write, msg.object)
+	if err != nil {
+		return lifecycle.Plan{}, err
+	}
+	msg.object = obj
+	pre := lifecycle.Preconditions{UID: msg.pre.UID, ResourceVersion: msg.pre.ResourceVersion}
+	return lifecycle.Update(a.obj, a.rev, obj, pre, a.holds(), a.env.now())
+}
+
+// admitDelete admits a delete request, then decides it.
+func (a *objectActor) admitDelete(msg *deleteRequest) (lifecycle.Plan, error) {
+	if _, err := a.admit(admission.Delete, msg.write, nil); err != nil {
+		return lifecycle.Plan{}, err
+	}
+	return a.decideDelete(msg.opts)
+}
+
+// dryRun handles a dry-run create, update or delete: admitted and decided like the
+// real request, answered with the would-be object (a delete: the current one), and
+// never persisted. It reports whether the message was one.
+func (a *objectActor) dryRun(ctx actor.Context) bool {
+	var (
+		trace string
+		obj   runtime.Object
+		err   error
+	)
+	switch msg := ctx.Message().(type) {
+	case *createRequest:
+		if !msg.dryRun {
+			return false
+		}
+		trace = msg.trace
+		var plan lifecycle.Plan
+		if plan, err = a.admitCreate(msg); err == nil {
+			obj = plan.Object
+		}
+	case *updateRequest:
+		if !msg.dryRun {
+			return false
+		}
+		trace = msg.trace
+		if _, err = a.admitUpdate(msg); err == nil {
+			obj = msg.object // the plan's object, or the last state of an update that deletes
+		}
+	case *deleteRequest:
+		if !msg.dryRun {
+			return false
+		}
+		trace = msg.trace
+		if _, err = a.admitDelete(msg); err == nil {
+			obj = a.obj
+		}
+	default:
+		return false
+	}
+	a.begin(trace)
+	a.answer(ctx, obj, false, err)
+	a.settle(ctx)
+	return true
+}
+
+// isDryRun tells whether a routed request is a dry run (the manager's extensions
+// leave those alone: a dry run allocates nothing).
+func isDryRun(msg routed) bool {
+	switch r := msg.(type) {
+	case *createRequest:
+		return r.dryRun
+	case *updateRequest:
+		return r.dryRun
+	case *deleteRequest:
+		return r.dryRun
+	}
+	return false
+}

@@ -1,0 +1,130 @@
+package kinds
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+func TestPrepareCreate(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	gone := metav1.NewTime(now.Add(-time.Hour))
+	tests := []struct {
+		name    string
+		res     string
+		obj     runtime.Object
+		invalid string // the Invalid message, "" when it prepares
+		check   func(t *testing.T, obj runtime.Object)
+	}{
+		{name: "system fields set and cleared", res: "pods",
+			obj: newPod("web").with(func(p *corev1.Pod) {
+				p.UID, p.ResourceVersion, p.SelfLink = "theirs", "7", "/x"
+				p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &gone, int64p(3)
+				p.Status.Phase = corev1.PodRunning
+			}).raw(),
+			check: func(t *testing.T, obj runtime.Object) {
+				p := obj.(*corev1.Pod)
+				if p.UID != "u1" || !p.CreationTimestamp.Time.Equal(now) || p.ResourceVersion != "" || p.SelfLink != "" ||
+					p.DeletionTimestamp != nil || p.DeletionGracePeriodSeconds != nil {
+					t.Errorf("metadata %+v", p.ObjectMeta)
+				}
+				if p.Spec.RestartPolicy != corev1.RestartPolicyAlways || p.Spec.DNSPolicy != corev1.DNSClusterFirst {
+					t.Errorf("not defaulted: %+v", p.Spec)
+				}
+				if p.Status.Phase != corev1.PodPending {
+					t.Errorf("phase %q, want Pending (PrepareForCreate)", p.Status.Phase)
+				}
+			}},
+		{name: "cluster-scoped kind loses its namespace", res: "nodes",
+			obj: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Namespace: "default"}},
+			check: func(t *testing.T, obj runtime.Object) {
+				if n := obj.(*corev1.Node); n.Namespace != "" || n.UID != "u1" {
+					t.Errorf("metadata %+v", n.ObjectMeta)
+				}
+			}},
+		{name: "invalid", res: "pods", obj: newPod("x").ctr(func(c *corev1.Container) { c.Image = "" }).raw(),
+			invalid: `Pod "x" is invalid: spec.containers[0].image: Required value`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := PrepareCreate(mustResource(t, tc.res), tc.obj, "u1", now)
+			if tc.invalid != "" {
+				if !apierrors.IsInvalid(err) || err.Error() != tc.invalid {
+					t.Fatalf("err %v, want Invalid %q", err, tc.invalid)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, tc.obj)
+		})
+	}
+}
+
+func TestPrepareUpdate(t *testing.T) {
+	created := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	old := newPod("web").with(func(p *corev1.Pod) {
+		p.UID, p.CreationTimestamp, p.Generation, p.ResourceVersion = "u1", created, 4, "9"
+		p.Status.Phase = corev1.PodRunning
+	}).obj()
+	tests := []struct {
+		name    string
+		mode    UpdateMode
+		change  func(p *corev1.Pod)
+		invalid bool
+		check   func(t *testing.T, p *corev1.Pod)
+	}{
+		{name: "main keeps the system fields and the status", mode: UpdateMain,
+			change: func(p *corev1.Pod) {
+				p.UID, p.Generation, p.CreationTimestamp = "", 1, metav1.Time{}
+				p.Labels = map[string]string{"a": "b"}
+				p.Status.Phase = corev1.PodFailed
+			},
+			check: func(t *testing.T, p *corev1.Pod) {
+				if p.UID != "u1" || p.Generation != 4 || !p.CreationTimestamp.Equal(&created) || p.ResourceVersion != "10" {
+					t.Errorf("metadata %+v", p.ObjectMeta)
+				}
+				if p.Labels["a"] != "b" || p.Status.Phase != corev1.PodRunning {
+					t.Errorf("labels %v phase %q", p.Labels, p.Status.Phase)
+				}
+			}},
+		{name: "status keeps the spec", mode: UpdateStatus,
+			change: func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded; p.Labels = map[string]string{"a": "b"} },
+			check: func(t *testing.T, p *corev1.Pod) {
+				if p.Status.Phase != corev1.PodSucceeded || p.Labels["a"] == "b" {
+					t.Errorf("labels %v phase %q", p.Labels, p.Status.Phase)
+				}
+			}},
+		{name: "raw takes the object as it is", mode: UpdateRaw,
+			change: func(p *corev1.Pod) { p.Spec.NodeName = "n1"; p.Spec.Containers = nil },
+			check: func(t *testing.T, p *corev1.Pod) {
+				if p.Spec.NodeName != "n1" || p.ResourceVersion != "10" {
+					t.Errorf("nodeName %q rv %q", p.Spec.NodeName, p.ResourceVersion)
+				}
+			}},
+		{name: "main validates the update", mode: UpdateMain,
+			change: func(p *corev1.Pod) { p.Spec.Containers[0].Name = "other" }, invalid: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			obj := old.DeepCopy()
+			tc.change(obj)
+			err := PrepareUpdate(mustResource(t, "pods"), tc.mode, obj, old, 10)
+			if tc.invalid {
+				if !apierrors.IsInvalid(err) {
+					t.Fatalf("err %v, want Invalid", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, obj)
+		})
+	}
+}
