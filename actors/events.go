@@ -15,6 +15,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/actors/lifecycle"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // Events. A recorder (any actor) turns an occurrence into an event.Record, combines
@@ -147,7 +148,7 @@ func (a *objectActor) flushEvent() {
 			plan, err = lifecycle.Create(a.obj, next)
 		}
 	} else {
-		plan, err = lifecycle.Update(a.obj, a.rev, next, lifecycle.Preconditions{}, false, a.env.now())
+		plan, err = lifecycle.Update(a.obj, a.rev, next, command.Preconditions{}, false, a.env.now())
 	}
 	if err == nil {
 		err = a.apply(a.cell.trace, plan)

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // Requests for one object. The kind's manager routes them to the object's actor,
@@ -32,7 +33,7 @@ type createRequest struct {
 type updateRequest struct {
 	envelope
 	object runtime.Object
-	pre    Preconditions
+	pre    command.Preconditions
 }
 
 type deleteRequest struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // The node controller: each node's own actor watches its heartbeats (the agent's
@@ -84,7 +85,7 @@ func syncNode(a *objectActor, ctx actorContext) {
 		st.cidrAsked = a.rev
 		cur, _ := a.obj.(*corev1.Node)
 		ctx.Request(a.env.managers["nodes"], &updateRequest{envelope: envelope{trace: a.cell.trace, key: a.cell.key},
-			object: cur.DeepCopy(), pre: Preconditions{UID: cur.UID, ResourceVersion: a.rev}})
+			object: cur.DeepCopy(), pre: command.Preconditions{UID: cur.UID, ResourceVersion: a.rev}})
 	}
 
 	switch {

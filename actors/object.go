@@ -84,8 +84,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.settle(ctx)
 	case *updateRequest:
 		a.begin(msg.trace)
-		pre := lifecycle.Preconditions{UID: msg.pre.UID, ResourceVersion: msg.pre.ResourceVersion}
-		plan, err := lifecycle.Update(a.obj, a.rev, msg.object, pre, a.hook.hold, a.env.now())
+		plan, err := lifecycle.Update(a.obj, a.rev, msg.object, msg.pre, a.hook.hold, a.env.now())
 		if err == nil {
 			err = a.apply(msg.trace, plan)
 		}
@@ -236,7 +235,7 @@ func (a *objectActor) decideDelete(opts DeleteOptions) (lifecycle.Plan, error) {
 	d := lifecycle.Deletion{
 		Grace: grace,
 		Hold:  a.hook.hold || (a.hook.holdFor != nil && a.hook.holdFor(opts)),
-		Pre:   lifecycle.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion},
+		Pre:   opts.Preconditions,
 	}
 	plan, err := lifecycle.Delete(a.obj, a.rev, d, a.env.now())
 	if err == nil && plan.Op == persistence.OpUpdate && a.hook.terminate != nil {
@@ -284,7 +283,7 @@ func (a *objectActor) apply(trace string, plan lifecycle.Plan) error {
 	}
 	cmd := persistence.Command{Op: plan.Op, Key: a.cell.key, Object: plan.Object}
 	if plan.Op != persistence.OpCreate {
-		cmd.ResourceVersion = a.rev
+		cmd.Pre.ResourceVersion = a.rev
 	}
 	rev, objs, err := a.env.store.Apply(context.Background(), cmd)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/lifecycle"
 	"github.com/kubeactor/kubeactor/actors/replication"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // The replication controller: each RC's own actor keeps spec.replicas pods. Its sync
@@ -288,7 +289,7 @@ func (a *objectActor) patchPods(ctx actorContext, ns string, pods []*corev1.Pod,
 		}
 		rv, _ := parseRV(p.ResourceVersion)
 		ctx.Request(a.env.managers["pods"], &updateRequest{envelope: envelope{trace: a.cell.trace, key: podKey(ns, p.Name)},
-			object: next, pre: Preconditions{UID: p.UID, ResourceVersion: rv}})
+			object: next, pre: command.Preconditions{UID: p.UID, ResourceVersion: rv}})
 		a.outstanding++
 	}
 }
@@ -296,7 +297,7 @@ func (a *objectActor) patchPods(ctx actorContext, ns string, pods []*corev1.Pod,
 // writeSelf persists a new state of the actor's own object (a controller's status or
 // finalizers), logging a failure: the next sync tries again.
 func (a *objectActor) writeSelf(next runtime.Object) {
-	plan, err := lifecycle.Update(a.obj, a.rev, next, lifecycle.Preconditions{}, a.hook.hold, a.env.now())
+	plan, err := lifecycle.Update(a.obj, a.rev, next, command.Preconditions{}, a.hook.hold, a.env.now())
 	if err == nil {
 		err = a.apply(a.cell.trace, plan)
 	}

@@ -21,6 +21,7 @@ import (
 	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // The scheduler: one scheduler actor decides, N shard actors bid.
@@ -578,7 +579,7 @@ func (s *schedulerActor) decide(ctx actor.Context, r *round) {
 	s.binds[r.key] = &binding{pod: r.pod, decision: d}
 	delete(s.pending, r.key)
 	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.pod.Namespace, r.pod.Name)},
-		object: next, pre: Preconditions{UID: r.pod.UID, ResourceVersion: r.rev}})
+		object: next, pre: command.Preconditions{UID: r.pod.UID, ResourceVersion: r.rev}})
 }
 
 // bound handles the answer to a binding. A refused binding (the pod changed, was

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/service"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // The endpoints controller: each service's own actor keeps the Endpoints object of
@@ -97,7 +98,7 @@ func syncService(a *objectActor, ctx actorContext) {
 		next.Subsets, next.Labels = want.Subsets, want.Labels
 		rv, _ := parseRV(cur.ResourceVersion)
 		ctx.Request(em, &updateRequest{envelope: envelope{trace: a.cell.trace, key: key}, object: next,
-			pre: Preconditions{UID: cur.UID, ResourceVersion: rv}})
+			pre: command.Preconditions{UID: cur.UID, ResourceVersion: rv}})
 	}
 	a.outstanding++
 	st.sentAt = time.Now()
