@@ -117,6 +117,7 @@ var _ interface {
 	Snapshot(resource string) *Snapshot
 	SnapshotAt(resource string, rev int64) (*Snapshot, error)
 	Watch(ctx context.Context, resource, namespace string, from int64) (*Watcher, error)
+	Follow(ctx context.Context, resource string, from int64, snapshot func(*Snapshot, bool), events func([]Event)) error
 	Revision() int64
 	Close() error
 } = (*Store)(nil)
