@@ -141,8 +141,7 @@ func (a *objectActor) admitUpdate(msg *updateRequest) (lifecycle.Plan, error) {
 		return lifecycle.Plan{}, err
 	}
 	msg.object = obj
-	pre := lifecycle.Preconditions{UID: msg.pre.UID, ResourceVersion: msg.pre.ResourceVersion}
-	return lifecycle.Update(a.obj, a.rev, obj, pre, a.holds(), a.env.now())
+	return lifecycle.Update(a.obj, a.rev, obj, msg.pre, a.holds(), a.env.now())
 }
 
 // admitDelete admits a delete request, then decides it.

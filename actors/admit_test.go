@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // startAdmitting starts a system whose admission chain is plugins.
@@ -115,7 +116,7 @@ func TestAdmissionInTheObjectActor(t *testing.T) {
 		}
 		next := stored.DeepCopyObject().(*corev1.Pod)
 		next.Status.Phase = corev1.PodRunning
-		if _, err := s.Update(WithSubresource(ctx, "status"), podK("web"), next, Preconditions{}); err != nil {
+		if _, err := s.Update(WithSubresource(ctx, "status"), podK("web"), next, command.Preconditions{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := s.Delete(ctx, podK("web"), DeleteOptions{}); err != nil {
@@ -171,7 +172,7 @@ func TestAdmissionInTheObjectActor(t *testing.T) {
 		}
 		next := stored.DeepCopyObject().(*corev1.Pod)
 		next.Labels = map[string]string{"dry": "run"}
-		if obj, err := s.Update(dry, podK("kept"), next, Preconditions{}); err != nil || obj.(*corev1.Pod).Labels["dry"] != "run" {
+		if obj, err := s.Update(dry, podK("kept"), next, command.Preconditions{}); err != nil || obj.(*corev1.Pod).Labels["dry"] != "run" {
 			t.Fatalf("dry-run update: %v %v", obj, err)
 		}
 		if obj, _, err := s.Delete(dry, podK("kept"), DeleteOptions{}); err != nil || obj.(*corev1.Pod).Name != "kept" {

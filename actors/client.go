@@ -11,11 +11,11 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // Errors of the actor system; persistence errors (ErrNotFound, ErrAlreadyExists,
@@ -62,16 +62,10 @@ type Options struct {
 // DefaultSyncPacing is Options.SyncPacing's default.
 const DefaultSyncPacing = 8
 
-// Preconditions of a write, checked by the owning actor against the stored object.
-type Preconditions struct {
-	ResourceVersion int64
-	UID             types.UID
-}
-
 // DeleteOptions mirror metav1.DeleteOptions as the actors need them.
 type DeleteOptions struct {
 	GracePeriodSeconds *int64
-	Preconditions      Preconditions
+	Preconditions      command.Preconditions
 	PropagationPolicy  string // Orphan, Background or Foreground; empty means the kind's default
 }
 
@@ -228,7 +222,7 @@ func (s *System) Create(ctx context.Context, key persistence.Key, obj runtime.Ob
 
 // Update asks the object's actor to persist obj as the new state if pre holds. The
 // actor takes ownership of obj.
-func (s *System) Update(ctx context.Context, key persistence.Key, obj runtime.Object, pre Preconditions) (runtime.Object, error) {
+func (s *System) Update(ctx context.Context, key persistence.Key, obj runtime.Object, pre command.Preconditions) (runtime.Object, error) {
 	r, err := s.ask(ctx, "update", key, &updateRequest{envelope: envelope{TraceID(ctx), key}, write: writeOf(ctx), object: obj, pre: pre})
 	if err != nil {
 		return nil, err

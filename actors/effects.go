@@ -13,6 +13,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/actors/lifecycle"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // effects is an object actor seen by its controller: what the controller may do and
@@ -80,7 +81,7 @@ func (fx *effects) Update(resource string, cur, next runtime.Object) error {
 	}
 	key := persistence.Key{Resource: resource, Namespace: m.GetNamespace(), Name: m.GetName()}
 	fx.ctx.Request(pid, &updateRequest{envelope: envelope{trace: fx.cell.trace, key: key}, object: next,
-		pre: Preconditions{UID: m.GetUID(), ResourceVersion: rv}})
+		pre: command.Preconditions{UID: m.GetUID(), ResourceVersion: rv}})
 	fx.outstanding++
 	return nil
 }

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"errors"
 
 	"github.com/sirupsen/logrus"
 
@@ -26,31 +25,18 @@ type route func(e *env, ev persistence.Event) []persistence.Key
 // the log's window it tells every actor of the routes' kinds to look again (no event
 // may be lost silently) and goes on from the current revision.
 func (f *feed) run(ctx context.Context, from int64, everyone func() []persistence.Key) {
-	for ctx.Err() == nil {
-		w, err := f.env.store.Watch(ctx, f.resource, "", from)
-		if err != nil {
-			if ctx.Err() == nil {
-				f.env.log.WithFields(logrus.Fields{"resource": f.resource, "error": err}).Error("feed watch")
-			}
-			return
-		}
-		for {
-			evs, err := w.Next(ctx)
-			if errors.Is(err, persistence.ErrCompacted) {
-				f.env.log.WithField("resource", f.resource).Warn("feed fell behind: resyncing everything")
-				from = f.env.store.Revision()
-				f.resync(everyone())
-				break
-			}
-			if err != nil {
-				return
-			}
-			for _, ev := range evs {
-				for _, r := range f.routes {
-					f.resync(r(f.env, ev))
-				}
+	err := f.env.store.Follow(ctx, f.resource, from, func(*persistence.Snapshot, bool) {
+		f.env.log.WithField("resource", f.resource).Warn("feed fell behind: resyncing everything")
+		f.resync(everyone())
+	}, func(evs []persistence.Event) {
+		for _, ev := range evs {
+			for _, r := range f.routes {
+				f.resync(r(f.env, ev))
 			}
 		}
+	})
+	if err != nil {
+		f.env.log.WithFields(logrus.Fields{"resource": f.resource, "error": err}).Error("feed watch")
 	}
 }
 

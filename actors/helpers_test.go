@@ -175,6 +175,7 @@ func (b *podBuilder) grace(s int64) *podBuilder {
 	b.p.Spec.TerminationGracePeriodSeconds = &s
 	return b
 }
+
 // obj returns the pod as the API would store it: defaulted like a created pod (a
 // controller's updates of it are validated as the API validates them).
 func (b *podBuilder) obj() *corev1.Pod {

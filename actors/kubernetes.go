@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/service"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // EnsureKubernetesService creates, or brings up to date, the default/kubernetes
@@ -46,7 +47,7 @@ func (s *System) EnsureKubeDNSService(ctx context.Context, dns netip.AddrPort) e
 	key := persistence.Key{Resource: "services", Namespace: service.KubeDNSNamespace, Name: service.KubeDNSName}
 	if it, err := s.env.store.Get(key); err == nil {
 		if cur, ok := it.Object.(*corev1.Service); ok && cur.Spec.ClusterIP != svc.Spec.ClusterIP {
-			if _, _, err := s.Delete(ctx, key, DeleteOptions{Preconditions: Preconditions{UID: cur.UID}}); err != nil {
+			if _, _, err := s.Delete(ctx, key, DeleteOptions{Preconditions: command.Preconditions{UID: cur.UID}}); err != nil {
 				return fmt.Errorf("kube-dns service: replace %s: %w", cur.Spec.ClusterIP, err)
 			}
 		}
@@ -112,6 +113,6 @@ func (s *System) ensure(ctx context.Context, key persistence.Key, want runtime.O
 	if !ok {
 		return fmt.Errorf("%T has no metadata", it.Object)
 	}
-	_, err = s.Update(ctx, key, next, Preconditions{UID: m.GetUID(), ResourceVersion: it.Revision})
+	_, err = s.Update(ctx, key, next, command.Preconditions{UID: m.GetUID(), ResourceVersion: it.Revision})
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // Requests for one object. The kind's manager routes them to the object's actor,
@@ -34,7 +35,7 @@ type updateRequest struct {
 	envelope
 	write
 	object runtime.Object
-	pre    Preconditions
+	pre    command.Preconditions
 }
 
 type deleteRequest struct {

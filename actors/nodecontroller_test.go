@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // openControllerStore is openStore that also stores endpoints.
@@ -102,7 +103,7 @@ func heartbeat(t testing.TB, s *System, st *persistence.Store, name string, now 
 	t.Helper()
 	n := getNode(t, st, name).DeepCopy()
 	n.Status.Conditions = []corev1.NodeCondition{readyCondition(now, n.CreationTimestamp.Time)}
-	if _, err := s.Update(context.Background(), nodeKey(name), n, Preconditions{}); err != nil {
+	if _, err := s.Update(context.Background(), nodeKey(name), n, command.Preconditions{}); err != nil {
 		t.Fatalf("heartbeat %s: %v", name, err)
 	}
 }

@@ -235,7 +235,7 @@ func (a *objectActor) decideDelete(opts DeleteOptions) (lifecycle.Plan, error) {
 	d := lifecycle.Deletion{
 		Grace: grace,
 		Hold:  hold,
-		Pre:   lifecycle.Preconditions{UID: opts.Preconditions.UID, ResourceVersion: opts.Preconditions.ResourceVersion},
+		Pre:   opts.Preconditions,
 	}
 	plan, err := lifecycle.Delete(a.obj, a.rev, d, a.env.now())
 	if err == nil && plan.Op == persistence.OpUpdate && isDeleter {
@@ -283,7 +283,7 @@ func (a *objectActor) apply(trace string, plan lifecycle.Plan) error {
 	}
 	cmd := persistence.Command{Op: plan.Op, Key: a.cell.key, Object: plan.Object}
 	if plan.Op != persistence.OpCreate {
-		cmd.ResourceVersion = a.rev
+		cmd.Pre.ResourceVersion = a.rev
 	}
 	rev, objs, err := a.env.store.Apply(context.Background(), cmd)
 	if err != nil {

@@ -12,9 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubeactor/kubeactor/persistence"
-
 	"github.com/kubeactor/kubeactor/internal/poll"
+	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 func rcKey(ns, name string) persistence.Key {
@@ -97,7 +97,7 @@ func scaleRC(t *testing.T, s *System, st *persistence.Store, ns, name string, re
 		next := it.Object.DeepCopyObject().(*corev1.ReplicationController)
 		next.Spec.Replicas = &replicas
 		next.Generation++
-		_, err = s.Update(context.Background(), rcKey(ns, name), next, Preconditions{ResourceVersion: it.Revision})
+		_, err = s.Update(context.Background(), rcKey(ns, name), next, command.Preconditions{ResourceVersion: it.Revision})
 		if errors.Is(err, persistence.ErrConflict) {
 			continue
 		}

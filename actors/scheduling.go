@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math/rand"
@@ -21,6 +20,7 @@ import (
 	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // The scheduler: one scheduler actor decides, N shard actors bid.
@@ -221,35 +221,21 @@ func (s *schedulerActor) stop() {
 // follow sends the scheduler a snapshot of one resource and then the change log after
 // it, until ctx ends. A watcher that falls behind the log starts over with a snapshot.
 func (e *env) follow(ctx context.Context, resource string, to *actor.PID) {
-	for ctx.Err() == nil {
-		sn := e.store.Snapshot(resource)
+	err := e.store.Follow(ctx, resource, persistence.FromSnapshot, func(sn *persistence.Snapshot, behind bool) {
+		if behind {
+			e.log.WithField("resource", resource).Warn("scheduler input fell behind: reloading")
+		}
 		var items []*persistence.Item
 		sn.Ascend("", "", func(it *persistence.Item) bool {
 			items = append(items, it)
 			return true
 		})
 		e.root.Send(to, &schedInput{resource: resource, snapshot: true, items: items})
-		w, err := e.store.Watch(ctx, resource, "", sn.Revision())
-		if errors.Is(err, persistence.ErrCompacted) {
-			continue
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				e.log.WithFields(logrus.Fields{"resource": resource, "error": err}).Error("scheduler watch")
-			}
-			return
-		}
-		for {
-			evs, err := w.Next(ctx)
-			if errors.Is(err, persistence.ErrCompacted) {
-				e.log.WithField("resource", resource).Warn("scheduler input fell behind: reloading")
-				break
-			}
-			if err != nil {
-				return
-			}
-			e.root.Send(to, &schedInput{resource: resource, events: evs})
-		}
+	}, func(evs []persistence.Event) {
+		e.root.Send(to, &schedInput{resource: resource, events: evs})
+	})
+	if err != nil {
+		e.log.WithFields(logrus.Fields{"resource": resource, "error": err}).Error("scheduler watch")
 	}
 }
 
@@ -578,7 +564,7 @@ func (s *schedulerActor) decide(ctx actor.Context, r *round) {
 	s.binds[r.key] = &binding{pod: r.pod, decision: d}
 	delete(s.pending, r.key)
 	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.pod.Namespace, r.pod.Name)},
-		object: next, pre: Preconditions{UID: r.pod.UID, ResourceVersion: r.rev}})
+		object: next, pre: command.Preconditions{UID: r.pod.UID, ResourceVersion: r.rev}})
 }
 
 // bound handles the answer to a binding. A refused binding (the pod changed, was

@@ -15,6 +15,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // A small range: usable 10.0.0.1-10.0.0.6, the first kept for the kubernetes service.
@@ -188,7 +189,7 @@ func TestServiceRelease(t *testing.T) {
 				}
 				next := it.Object.(*corev1.Service).DeepCopy()
 				next.Spec.Type, next.Spec.Ports[0].NodePort = corev1.ServiceTypeClusterIP, 0
-				if _, err := s.Update(ctx, svcKey("default", "a"), next, Preconditions{}); err != nil {
+				if _, err := s.Update(ctx, svcKey("default", "a"), next, command.Preconditions{}); err != nil {
 					t.Fatalf("update: %v", err)
 				}
 			},
@@ -221,7 +222,7 @@ func TestServiceUpdateAllocatesNodePort(t *testing.T) {
 	}
 	next := created.DeepCopy()
 	next.Spec.Type = corev1.ServiceTypeNodePort
-	obj, err := s.Update(context.Background(), svcKey("default", "a"), next, Preconditions{})
+	obj, err := s.Update(context.Background(), svcKey("default", "a"), next, command.Preconditions{})
 	if err != nil {
 		t.Fatalf("update: %v", err)
 	}
@@ -232,7 +233,7 @@ func TestServiceUpdateAllocatesNodePort(t *testing.T) {
 	// Updating again with the same node port is not a conflict with itself.
 	again := got.DeepCopy()
 	again.Labels = map[string]string{"x": "y"}
-	if _, err := s.Update(context.Background(), svcKey("default", "a"), again, Preconditions{}); err != nil {
+	if _, err := s.Update(context.Background(), svcKey("default", "a"), again, command.Preconditions{}); err != nil {
 		t.Fatalf("second update: %v", err)
 	}
 }
@@ -299,7 +300,7 @@ func TestEndpointsFollowPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	put := func(p *corev1.Pod) {
-		if _, err := s.Update(ctx, podKey("default", p.Name), p, Preconditions{}); err != nil {
+		if _, err := s.Update(ctx, podKey("default", p.Name), p, command.Preconditions{}); err != nil {
 			t.Fatalf("update pod: %v", err)
 		}
 	}

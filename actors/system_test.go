@@ -15,6 +15,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/control"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 func rvOf(t testing.TB, obj interface{}) int64 {
@@ -63,7 +64,7 @@ func TestWriteSemantics(t *testing.T) {
 		{
 			name: "update",
 			act: func(s *System, rv int64) error {
-				_, err := s.Update(ctx, podKey("default", "a"), newPod("default", "a").image("redis").obj(), Preconditions{ResourceVersion: rv})
+				_, err := s.Update(ctx, podKey("default", "a"), newPod("default", "a").image("redis").obj(), command.Preconditions{ResourceVersion: rv})
 				return err
 			},
 			check: func(t *testing.T, st *persistence.Store, rv int64) {
@@ -76,7 +77,7 @@ func TestWriteSemantics(t *testing.T) {
 		{
 			name: "update missing",
 			act: func(s *System, _ int64) error {
-				_, err := s.Update(ctx, podKey("default", "zz"), newPod("default", "zz").obj(), Preconditions{})
+				_, err := s.Update(ctx, podKey("default", "zz"), newPod("default", "zz").obj(), command.Preconditions{})
 				return err
 			},
 			wantErr: persistence.ErrNotFound,
@@ -84,7 +85,7 @@ func TestWriteSemantics(t *testing.T) {
 		{
 			name: "update stale resourceVersion",
 			act: func(s *System, rv int64) error {
-				_, err := s.Update(ctx, podKey("default", "a"), newPod("default", "a").obj(), Preconditions{ResourceVersion: rv + 100})
+				_, err := s.Update(ctx, podKey("default", "a"), newPod("default", "a").obj(), command.Preconditions{ResourceVersion: rv + 100})
 				return err
 			},
 			wantErr: persistence.ErrConflict,
@@ -92,7 +93,7 @@ func TestWriteSemantics(t *testing.T) {
 		{
 			name: "update wrong uid precondition",
 			act: func(s *System, _ int64) error {
-				_, err := s.Update(ctx, podKey("default", "a"), newPod("default", "a").obj(), Preconditions{UID: "other"})
+				_, err := s.Update(ctx, podKey("default", "a"), newPod("default", "a").obj(), command.Preconditions{UID: "other"})
 				return err
 			},
 			wantErr: persistence.ErrConflict,
@@ -100,7 +101,7 @@ func TestWriteSemantics(t *testing.T) {
 		{
 			name: "update changes uid",
 			act: func(s *System, _ int64) error {
-				_, err := s.Update(ctx, podKey("default", "a"), newPod("default", "a").uid("other").obj(), Preconditions{})
+				_, err := s.Update(ctx, podKey("default", "a"), newPod("default", "a").uid("other").obj(), command.Preconditions{})
 				return err
 			},
 			wantErr: persistence.ErrConflict,
@@ -108,7 +109,7 @@ func TestWriteSemantics(t *testing.T) {
 		{
 			name: "delete",
 			act: func(s *System, rv int64) error {
-				obj, isGone, err := s.Delete(ctx, podKey("default", "a"), DeleteOptions{Preconditions: Preconditions{ResourceVersion: rv, UID: "uid-default-a"}})
+				obj, isGone, err := s.Delete(ctx, podKey("default", "a"), DeleteOptions{Preconditions: command.Preconditions{ResourceVersion: rv, UID: "uid-default-a"}})
 				if err == nil && (!isGone || obj == nil) {
 					return fmt.Errorf("delete: gone %v obj %v", isGone, obj)
 				}
@@ -131,7 +132,7 @@ func TestWriteSemantics(t *testing.T) {
 		{
 			name: "delete wrong uid",
 			act: func(s *System, _ int64) error {
-				_, _, err := s.Delete(ctx, podKey("default", "a"), DeleteOptions{Preconditions: Preconditions{UID: "other"}})
+				_, _, err := s.Delete(ctx, podKey("default", "a"), DeleteOptions{Preconditions: command.Preconditions{UID: "other"}})
 				return err
 			},
 			wantErr: persistence.ErrConflict,
@@ -144,7 +145,7 @@ func TestWriteSemantics(t *testing.T) {
 		{
 			name: "delete stale resourceVersion",
 			act: func(s *System, rv int64) error {
-				_, _, err := s.Delete(ctx, podKey("default", "a"), DeleteOptions{Preconditions: Preconditions{ResourceVersion: rv + 1}})
+				_, _, err := s.Delete(ctx, podKey("default", "a"), DeleteOptions{Preconditions: command.Preconditions{ResourceVersion: rv + 1}})
 				return err
 			},
 			wantErr: persistence.ErrConflict,
@@ -320,7 +321,7 @@ func TestRestartAfterPanic(t *testing.T) {
 		}
 		// Keeps serving writes from the reloaded state: a precondition on the stored
 		// revision holds, a create is refused.
-		updated, err := s.Update(ctx, k, newPod("ns", "fragile").image(fmt.Sprintf("img-%d", round)).obj(), Preconditions{ResourceVersion: it.Revision})
+		updated, err := s.Update(ctx, k, newPod("ns", "fragile").image(fmt.Sprintf("img-%d", round)).obj(), command.Preconditions{ResourceVersion: it.Revision})
 		if err != nil {
 			t.Fatalf("update after restart: %v", err)
 		}
@@ -359,7 +360,7 @@ func TestReloadAtStart(t *testing.T) {
 	if _, err := s.Create(ctx, podKey("ns", "old"), newPod("ns", "old").obj()); !errors.Is(err, persistence.ErrAlreadyExists) {
 		t.Fatalf("create over loaded object: %v", err)
 	}
-	if _, err := s.Update(ctx, podKey("ns", "old"), newPod("ns", "old").image("redis").obj(), Preconditions{ResourceVersion: rv}); err != nil {
+	if _, err := s.Update(ctx, podKey("ns", "old"), newPod("ns", "old").image("redis").obj(), command.Preconditions{ResourceVersion: rv}); err != nil {
 		t.Fatalf("update loaded object: %v", err)
 	}
 	// The loaded terminating pod's grace period has passed: its actor removes it.
@@ -430,7 +431,7 @@ func TestPodGracefulDeletion(t *testing.T) {
 			}
 			// Before the grace period ends the pod stays; after it, its actor removes it.
 			clock.Advance(time.Second)
-			if _, err := s.Update(ctx, k, newPod("ns", "p").node("n1").obj(), Preconditions{}); err != nil {
+			if _, err := s.Update(ctx, k, newPod("ns", "p").node("n1").obj(), command.Preconditions{}); err != nil {
 				t.Fatalf("status-like update during grace: %v", err)
 			}
 			if gone(st, k) {
@@ -456,12 +457,12 @@ func TestFinalizers(t *testing.T) {
 		t.Fatalf("delete with finalizer: gone %v err %v obj %v", isGone, err, obj)
 	}
 	// An update keeping the finalizer keeps the object, and cannot clear the deletion.
-	kept, err := s.Update(ctx, k, newPod("ns", "held").finalizer("example.com/hold").image("redis").obj(), Preconditions{})
+	kept, err := s.Update(ctx, k, newPod("ns", "held").finalizer("example.com/hold").image("redis").obj(), command.Preconditions{})
 	if err != nil || kept.(*corev1.Pod).DeletionTimestamp == nil || gone(st, k) {
 		t.Fatalf("update keeping finalizer: %v %v", err, kept)
 	}
 	// Removing the last finalizer deletes it.
-	if _, err := s.Update(ctx, k, newPod("ns", "held").obj(), Preconditions{}); err != nil {
+	if _, err := s.Update(ctx, k, newPod("ns", "held").obj(), command.Preconditions{}); err != nil {
 		t.Fatalf("update removing finalizer: %v", err)
 	}
 	if !gone(st, k) {

@@ -24,6 +24,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // Patch content types. The book spells merge patch "merge-json-patch"; both work.
@@ -203,7 +204,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateM
 			return nil, err
 		}
 		setKind(obj)
-		stored, err := s.actors.Update(ctx, rq.key(), obj, actors.Preconditions{ResourceVersion: pre})
+		stored, err := s.actors.Update(ctx, rq.key(), obj, command.Preconditions{ResourceVersion: pre})
 		if err == nil {
 			return stored, nil
 		}

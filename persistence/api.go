@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // Key identifies one stored object.
@@ -16,14 +18,15 @@ type Key struct {
 	Name      string
 }
 
-// Op is the kind of change a Command makes.
-type Op uint8
+// Op is the kind of change a Command makes: package command's, named here too so that
+// the store's callers need one import (as package os names io/fs's FileMode).
+type Op = command.Op
 
 // The three operations of the apply path.
 const (
-	OpCreate Op = iota + 1
-	OpUpdate
-	OpDelete
+	OpCreate = command.OpCreate
+	OpUpdate = command.OpUpdate
+	OpDelete = command.OpDelete
 )
 
 // Command is one change in a transaction. Commands are plain values so that a later
@@ -34,10 +37,8 @@ type Command struct {
 	// Object is the new state for OpCreate and OpUpdate; the store takes ownership
 	// and sets metadata.resourceVersion to the transaction's revision.
 	Object runtime.Object
-	// ResourceVersion, when non-zero, must equal the stored object's revision.
-	ResourceVersion int64
-	// UID, when non-empty, must equal the stored object's uid.
-	UID types.UID
+	// Pre must hold for the stored object (OpUpdate and OpDelete).
+	Pre command.Preconditions
 }
 
 // EventType is the kind of change a watch event reports.
@@ -50,11 +51,12 @@ const (
 	Deleted  EventType = "DELETED"
 )
 
-// Sentinel errors; wrapped errors carry the key.
+// Sentinel errors; wrapped errors carry the key. The first three are package
+// command's (the same values), which the pure decision packages return.
 var (
-	ErrNotFound      = errors.New("persistence: not found")
-	ErrAlreadyExists = errors.New("persistence: already exists")
-	ErrConflict      = errors.New("persistence: conflict")
+	ErrNotFound      = command.ErrNotFound
+	ErrAlreadyExists = command.ErrAlreadyExists
+	ErrConflict      = command.ErrConflict
 	ErrCompacted     = errors.New("persistence: revision compacted")
 	ErrClosed        = errors.New("persistence: store closed")
 	// ErrInvalid reports a malformed command (bad key, missing object, name mismatch).
@@ -115,6 +117,7 @@ var _ interface {
 	Snapshot(resource string) *Snapshot
 	SnapshotAt(resource string, rev int64) (*Snapshot, error)
 	Watch(ctx context.Context, resource, namespace string, from int64) (*Watcher, error)
+	Follow(ctx context.Context, resource string, from int64, snapshot func(*Snapshot, bool), events func([]Event)) error
 	Revision() int64
 	Close() error
 } = (*Store)(nil)

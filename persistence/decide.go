@@ -46,13 +46,8 @@ func decide(state func(Key) objState, rev int64, cmds []Command, uids []types.UI
 			if !cur.exists {
 				return nil, fmt.Errorf("%s %s: %w", opName(c.Op), keyString(c.Key), ErrNotFound)
 			}
-			if c.ResourceVersion != 0 && c.ResourceVersion != cur.rev {
-				return nil, fmt.Errorf("%s %s: resourceVersion %d, stored %d: %w",
-					opName(c.Op), keyString(c.Key), c.ResourceVersion, cur.rev, ErrConflict)
-			}
-			if c.UID != "" && c.UID != cur.uid {
-				return nil, fmt.Errorf("%s %s: uid %s, stored %s: %w",
-					opName(c.Op), keyString(c.Key), c.UID, cur.uid, ErrConflict)
+			if err := c.Pre.Check(cur.uid, cur.rev); err != nil {
+				return nil, fmt.Errorf("%s %s: %w", opName(c.Op), keyString(c.Key), err)
 			}
 			if c.Op == OpUpdate {
 				out[i], next = Modified, objState{exists: true, rev: rev, uid: uids[i]}

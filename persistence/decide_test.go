@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 func TestDecide(t *testing.T) {
@@ -22,14 +24,14 @@ func TestDecide(t *testing.T) {
 		{"create existing", []Command{{Op: OpCreate, Key: a}}, nil, ErrAlreadyExists},
 		{"update existing", []Command{{Op: OpUpdate, Key: a}}, []EventType{Modified}, nil},
 		{"update absent", []Command{{Op: OpUpdate, Key: b}}, nil, ErrNotFound},
-		{"update matching rv and uid", []Command{{Op: OpUpdate, Key: a, ResourceVersion: 7, UID: "uid-a"}}, []EventType{Modified}, nil},
-		{"update stale rv", []Command{{Op: OpUpdate, Key: a, ResourceVersion: 6}}, nil, ErrConflict},
-		{"update other uid", []Command{{Op: OpUpdate, Key: a, UID: "uid-x"}}, nil, ErrConflict},
+		{"update matching rv and uid", []Command{{Op: OpUpdate, Key: a, Pre: command.Preconditions{ResourceVersion: 7, UID: "uid-a"}}}, []EventType{Modified}, nil},
+		{"update stale rv", []Command{{Op: OpUpdate, Key: a, Pre: command.Preconditions{ResourceVersion: 6}}}, nil, ErrConflict},
+		{"update other uid", []Command{{Op: OpUpdate, Key: a, Pre: command.Preconditions{UID: "uid-x"}}}, nil, ErrConflict},
 		{"delete existing", []Command{{Op: OpDelete, Key: a}}, []EventType{Deleted}, nil},
 		{"delete absent", []Command{{Op: OpDelete, Key: b}}, nil, ErrNotFound},
-		{"delete stale rv", []Command{{Op: OpDelete, Key: a, ResourceVersion: 3}}, nil, ErrConflict},
-		{"delete other uid", []Command{{Op: OpDelete, Key: a, UID: "uid-x"}}, nil, ErrConflict},
-		{"create then update in one txn", []Command{{Op: OpCreate, Key: b}, {Op: OpUpdate, Key: b, ResourceVersion: 8}}, []EventType{Added, Modified}, nil},
+		{"delete stale rv", []Command{{Op: OpDelete, Key: a, Pre: command.Preconditions{ResourceVersion: 3}}}, nil, ErrConflict},
+		{"delete other uid", []Command{{Op: OpDelete, Key: a, Pre: command.Preconditions{UID: "uid-x"}}}, nil, ErrConflict},
+		{"create then update in one txn", []Command{{Op: OpCreate, Key: b}, {Op: OpUpdate, Key: b, Pre: command.Preconditions{ResourceVersion: 8}}}, []EventType{Added, Modified}, nil},
 		{"delete then create in one txn", []Command{{Op: OpDelete, Key: a}, {Op: OpCreate, Key: a}}, []EventType{Deleted, Added}, nil},
 		{"delete twice in one txn", []Command{{Op: OpDelete, Key: a}, {Op: OpDelete, Key: a}}, nil, ErrNotFound},
 		{"second command fails the txn", []Command{{Op: OpCreate, Key: b}, {Op: OpCreate, Key: a}}, nil, ErrAlreadyExists},
@@ -54,7 +56,7 @@ func TestDecide(t *testing.T) {
 
 func TestDecideIsDeterministic(t *testing.T) {
 	state := func(Key) objState { return objState{exists: true, rev: 3, uid: "u"} }
-	cmds := []Command{{Op: OpUpdate, Key: podKey("ns", "a"), ResourceVersion: 3}, {Op: OpDelete, Key: podKey("ns", "b"), UID: "u"}}
+	cmds := []Command{{Op: OpUpdate, Key: podKey("ns", "a"), Pre: command.Preconditions{ResourceVersion: 3}}, {Op: OpDelete, Key: podKey("ns", "b"), Pre: command.Preconditions{UID: "u"}}}
 	first, err1 := decide(state, 4, cmds, make([]types.UID, 2))
 	for i := range 100 {
 		got, err := decide(state, 4, cmds, make([]types.UID, 2))

@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 var ctx = context.Background()
@@ -21,7 +23,7 @@ var ctx = context.Background()
 func update(ns, name string, rv int64, image string) Command {
 	p := pod(ns, name)
 	p.Spec.Containers[0].Image = image
-	return Command{Op: OpUpdate, Key: podKey(ns, name), Object: p, ResourceVersion: rv}
+	return Command{Op: OpUpdate, Key: podKey(ns, name), Object: p, Pre: command.Preconditions{ResourceVersion: rv}}
 }
 
 func del(ns, name string) Command { return Command{Op: OpDelete, Key: podKey(ns, name)} }
@@ -41,11 +43,11 @@ func TestApplySemantics(t *testing.T) {
 		{name: "update absent", cmds: []Command{update("ns", "a", 0, "nginx:2")}, err: ErrNotFound},
 		{name: "update stale", setup: [][]Command{{create("ns", "a")}, {update("ns", "a", 0, "x")}}, cmds: []Command{update("ns", "a", 1, "y")}, err: ErrConflict, wantRev: 2},
 		{name: "update wrong uid", setup: [][]Command{{create("ns", "a")}},
-			cmds: []Command{{Op: OpUpdate, Key: podKey("ns", "a"), Object: pod("ns", "a"), UID: "nope"}}, err: ErrConflict, wantRev: 1},
+			cmds: []Command{{Op: OpUpdate, Key: podKey("ns", "a"), Object: pod("ns", "a"), Pre: command.Preconditions{UID: "nope"}}}, err: ErrConflict, wantRev: 1},
 		{name: "delete", setup: [][]Command{{create("ns", "a")}}, cmds: []Command{del("ns", "a")}, wantRev: 2},
 		{name: "delete absent", cmds: []Command{del("ns", "a")}, err: ErrNotFound},
 		{name: "delete with uid", setup: [][]Command{{create("ns", "a")}},
-			cmds: []Command{{Op: OpDelete, Key: podKey("ns", "a"), UID: "uid-ns-a", ResourceVersion: 1}}, wantRev: 2},
+			cmds: []Command{{Op: OpDelete, Key: podKey("ns", "a"), Pre: command.Preconditions{UID: "uid-ns-a", ResourceVersion: 1}}}, wantRev: 2},
 		{name: "multi-command txn is one revision", cmds: []Command{create("ns", "a"), create("ns", "b"), create("ns", "c")}, wantRev: 1},
 		{name: "object without name", cmds: []Command{{Op: OpCreate, Key: podKey("ns", "a"), Object: &corev1.Pod{}}}, err: ErrInvalid},
 		{name: "object name differs from key", cmds: []Command{{Op: OpCreate, Key: podKey("ns", "a"), Object: pod("ns", "b")}}, err: ErrInvalid},

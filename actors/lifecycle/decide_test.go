@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 var now = time.Date(2015, 7, 10, 12, 0, 0, 0, time.UTC)
@@ -29,22 +29,22 @@ func TestDelete(t *testing.T) {
 		cur       *corev1.ConfigMap
 		d         Deletion
 		wantErr   error
-		wantOp    persistence.Op
+		wantOp    command.Op
 		wantGone  bool
 		wantAt    time.Time // deletionTimestamp of the update
 		wantGrace int64
 	}{
-		{name: "missing", cur: nil, wantErr: persistence.ErrNotFound},
-		{name: "at once", cur: obj().c, wantOp: persistence.OpDelete, wantGone: true},
-		{name: "uid mismatch", cur: obj().c, d: Deletion{Pre: Preconditions{UID: "u2"}}, wantErr: persistence.ErrConflict},
-		{name: "uid match", cur: obj().c, d: Deletion{Pre: Preconditions{UID: "u1", ResourceVersion: 7}}, wantOp: persistence.OpDelete, wantGone: true},
-		{name: "stale resourceVersion", cur: obj().c, d: Deletion{Pre: Preconditions{ResourceVersion: 6}}, wantErr: persistence.ErrConflict},
-		{name: "grace marks", cur: obj().c, d: Deletion{Grace: 30}, wantOp: persistence.OpUpdate, wantAt: now.Add(30 * time.Second), wantGrace: 30},
-		{name: "finalizers mark", cur: obj().finalizers("f").c, wantOp: persistence.OpUpdate, wantAt: now},
-		{name: "hold marks", cur: obj().c, d: Deletion{Hold: true}, wantOp: persistence.OpUpdate, wantAt: now},
-		{name: "shorter grace shortens", cur: obj().deleting(now.Add(30*time.Second), 30).c, d: Deletion{Grace: 10}, wantOp: persistence.OpUpdate, wantAt: now.Add(10 * time.Second), wantGrace: 10},
+		{name: "missing", cur: nil, wantErr: command.ErrNotFound},
+		{name: "at once", cur: obj().c, wantOp: command.OpDelete, wantGone: true},
+		{name: "uid mismatch", cur: obj().c, d: Deletion{Pre: command.Preconditions{UID: "u2"}}, wantErr: command.ErrConflict},
+		{name: "uid match", cur: obj().c, d: Deletion{Pre: command.Preconditions{UID: "u1", ResourceVersion: 7}}, wantOp: command.OpDelete, wantGone: true},
+		{name: "stale resourceVersion", cur: obj().c, d: Deletion{Pre: command.Preconditions{ResourceVersion: 6}}, wantErr: command.ErrConflict},
+		{name: "grace marks", cur: obj().c, d: Deletion{Grace: 30}, wantOp: command.OpUpdate, wantAt: now.Add(30 * time.Second), wantGrace: 30},
+		{name: "finalizers mark", cur: obj().finalizers("f").c, wantOp: command.OpUpdate, wantAt: now},
+		{name: "hold marks", cur: obj().c, d: Deletion{Hold: true}, wantOp: command.OpUpdate, wantAt: now},
+		{name: "shorter grace shortens", cur: obj().deleting(now.Add(30*time.Second), 30).c, d: Deletion{Grace: 10}, wantOp: command.OpUpdate, wantAt: now.Add(10 * time.Second), wantGrace: 10},
 		{name: "longer grace changes nothing", cur: obj().deleting(now.Add(10*time.Second), 10).c, d: Deletion{Grace: 30}},
-		{name: "grace 0 while terminating deletes", cur: obj().deleting(now.Add(10*time.Second), 10).c, wantOp: persistence.OpDelete, wantGone: true},
+		{name: "grace 0 while terminating deletes", cur: obj().deleting(now.Add(10*time.Second), 10).c, wantOp: command.OpDelete, wantGone: true},
 		{name: "finalizers while terminating", cur: obj().finalizers("f").deleting(now, 0).c},
 	}
 	for _, tc := range tests {
@@ -64,7 +64,7 @@ func TestDelete(t *testing.T) {
 			if plan.Op != tc.wantOp || plan.Gone != tc.wantGone {
 				t.Fatalf("plan %+v, want op %d gone %v", plan, tc.wantOp, tc.wantGone)
 			}
-			if plan.Op != persistence.OpUpdate {
+			if plan.Op != command.OpUpdate {
 				return
 			}
 			next := plan.Object.(*corev1.ConfigMap)
@@ -83,20 +83,20 @@ func TestUpdate(t *testing.T) {
 		name     string
 		cur      *corev1.ConfigMap
 		next     *corev1.ConfigMap
-		pre      Preconditions
+		pre      command.Preconditions
 		hold     bool
 		wantErr  error
-		wantOp   persistence.Op
+		wantOp   command.Op
 		wantGone bool
 	}{
-		{name: "missing", next: obj().c, wantErr: persistence.ErrNotFound},
-		{name: "plain", cur: obj().c, next: obj().c, pre: Preconditions{ResourceVersion: 7}, wantOp: persistence.OpUpdate},
-		{name: "stale", cur: obj().c, next: obj().c, pre: Preconditions{ResourceVersion: 3}, wantErr: persistence.ErrConflict},
-		{name: "uid change", cur: obj().c, next: func() *corev1.ConfigMap { c := obj().c; c.UID = "u9"; return c }(), wantErr: persistence.ErrConflict},
-		{name: "last finalizer removed", cur: obj().finalizers("f").deleting(now, 0).c, next: obj().c, wantOp: persistence.OpDelete, wantGone: true},
-		{name: "finalizer kept", cur: obj().finalizers("f").deleting(now, 0).c, next: obj().finalizers("f").c, wantOp: persistence.OpUpdate},
-		{name: "within grace", cur: obj().deleting(now.Add(time.Second), 1).c, next: obj().c, wantOp: persistence.OpUpdate},
-		{name: "held", cur: obj().deleting(now, 0).c, next: obj().c, hold: true, wantOp: persistence.OpUpdate},
+		{name: "missing", next: obj().c, wantErr: command.ErrNotFound},
+		{name: "plain", cur: obj().c, next: obj().c, pre: command.Preconditions{ResourceVersion: 7}, wantOp: command.OpUpdate},
+		{name: "stale", cur: obj().c, next: obj().c, pre: command.Preconditions{ResourceVersion: 3}, wantErr: command.ErrConflict},
+		{name: "uid change", cur: obj().c, next: func() *corev1.ConfigMap { c := obj().c; c.UID = "u9"; return c }(), wantErr: command.ErrConflict},
+		{name: "last finalizer removed", cur: obj().finalizers("f").deleting(now, 0).c, next: obj().c, wantOp: command.OpDelete, wantGone: true},
+		{name: "finalizer kept", cur: obj().finalizers("f").deleting(now, 0).c, next: obj().finalizers("f").c, wantOp: command.OpUpdate},
+		{name: "within grace", cur: obj().deleting(now.Add(time.Second), 1).c, next: obj().c, wantOp: command.OpUpdate},
+		{name: "held", cur: obj().deleting(now, 0).c, next: obj().c, hold: true, wantOp: command.OpUpdate},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestUpdate(t *testing.T) {
 			if plan.Op != tc.wantOp || plan.Gone != tc.wantGone {
 				t.Fatalf("plan %+v, want op %d gone %v", plan, tc.wantOp, tc.wantGone)
 			}
-			if plan.Op == persistence.OpUpdate && tc.cur.DeletionTimestamp != nil && tc.next.DeletionTimestamp == nil {
+			if plan.Op == command.OpUpdate && tc.cur.DeletionTimestamp != nil && tc.next.DeletionTimestamp == nil {
 				t.Fatal("deletion fields not carried over")
 			}
 		})
@@ -143,10 +143,10 @@ func TestExpire(t *testing.T) {
 }
 
 func TestCreate(t *testing.T) {
-	if _, err := Create(obj().c, obj().c); !errors.Is(err, persistence.ErrAlreadyExists) {
+	if _, err := Create(obj().c, obj().c); !errors.Is(err, command.ErrAlreadyExists) {
 		t.Fatalf("create over existing: %v", err)
 	}
-	if p, err := Create(nil, obj().c); err != nil || p.Op != persistence.OpCreate {
+	if p, err := Create(nil, obj().c); err != nil || p.Op != command.OpCreate {
 		t.Fatalf("create: %+v %v", p, err)
 	}
 }

@@ -2,7 +2,6 @@ package dns
 
 import (
 	"context"
-	"errors"
 
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
@@ -16,18 +15,17 @@ import (
 // falls behind the change log's window reloads from a snapshot.
 func Follow(ctx context.Context, store *persistence.Store, t *Table, log logrus.FieldLogger) {
 	for _, res := range []string{"services", "endpoints"} {
-		rev := load(store, t, res)
-		go follow(ctx, store, t, log, res, rev)
+		sn := store.Snapshot(res)
+		load(t, res, sn)
+		go follow(ctx, store, t, log, res, sn.Revision())
 	}
 }
 
-// load replaces the table's objects of resource with the store's current ones and
-// returns the snapshot's revision.
-func load(store *persistence.Store, t *Table, resource string) int64 {
-	snap := store.Snapshot(resource)
+// load replaces the table's objects of resource with the snapshot's.
+func load(t *Table, resource string, sn *persistence.Snapshot) {
 	var svcs []*corev1.Service
 	var eps []*corev1.Endpoints
-	snap.Ascend("", "", func(it *persistence.Item) bool {
+	sn.Ascend("", "", func(it *persistence.Item) bool {
 		switch o := it.Object.(type) {
 		case *corev1.Service:
 			svcs = append(svcs, o)
@@ -41,36 +39,19 @@ func load(store *persistence.Store, t *Table, resource string) int64 {
 	} else {
 		t.ResetEndpoints(eps)
 	}
-	return snap.Revision()
 }
 
 func follow(ctx context.Context, store *persistence.Store, t *Table, log logrus.FieldLogger, resource string, from int64) {
-	for ctx.Err() == nil {
-		w, err := store.Watch(ctx, resource, "", from)
-		if errors.Is(err, persistence.ErrCompacted) {
-			from = load(store, t, resource)
-			continue
+	err := store.Follow(ctx, resource, from, func(sn *persistence.Snapshot, _ bool) {
+		log.WithField("resource", resource).Warn("dns fell behind: reloading")
+		load(t, resource, sn)
+	}, func(evs []persistence.Event) {
+		for _, ev := range evs {
+			apply(t, ev)
 		}
-		if err != nil {
-			if ctx.Err() == nil {
-				log.WithFields(logrus.Fields{"resource": resource, "error": err}).Error("dns follow")
-			}
-			return
-		}
-		for {
-			evs, err := w.Next(ctx)
-			if errors.Is(err, persistence.ErrCompacted) {
-				log.WithField("resource", resource).Warn("dns fell behind: reloading")
-				from = load(store, t, resource)
-				break
-			}
-			if err != nil {
-				return
-			}
-			for _, ev := range evs {
-				apply(t, ev)
-			}
-		}
+	})
+	if err != nil {
+		log.WithFields(logrus.Fields{"resource": resource, "error": err}).Error("dns follow")
 	}
 }
 
