@@ -38,6 +38,7 @@ lint: tools
 
 boundaries:
 	@./.ci/boundaries.sh
+	@./.ci/layers.sh
 
 tools:
 	@test -x $(STATICCHECK) || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
