@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubeactor/kubeactor/actors/scheduler"
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -128,9 +128,10 @@ func TestSchedulerBinds(t *testing.T) {
 				t.Fatalf("bound to %q, want %q", got, tc.want)
 			}
 			it, _ := store.Get(podKey("default", tc.pod.Name))
-			var rec decisionRecord
-			ann := it.Object.(*corev1.Pod).Annotations[DecisionAnnotation]
-			if err := json.Unmarshal([]byte(ann), &rec); err != nil {
+			bound := it.Object.(*corev1.Pod)
+			ann := bound.Annotations[scheduler.DecisionAnnotation]
+			rec, err := scheduler.DecodeDecision(ann)
+			if err != nil {
 				t.Fatalf("decision annotation %q: %v", ann, err)
 			}
 			// The scheduler follows nodes and pods on separate feeds, so a node created
@@ -318,7 +319,7 @@ func TestSchedulerPodBoundElsewhere(t *testing.T) {
 		t.Fatalf("pod of another scheduler bound to %s", n)
 	}
 	it, _ := store.Get(podKey("default", "web"))
-	if _, ok := it.Object.(*corev1.Pod).Annotations[DecisionAnnotation]; ok {
+	if _, ok := it.Object.(*corev1.Pod).Annotations[scheduler.DecisionAnnotation]; ok {
 		t.Fatal("a bound pod was scheduled again")
 	}
 }
