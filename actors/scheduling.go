@@ -30,9 +30,11 @@ import (
 // cache's NodeInfos without writing them, and answers its own decision. While a round is out
 // the scheduler changes nothing in the cache: messages that would (store input, bind
 // answers, timers) wait and are handled once the last bid is in. It then merges the
-// shards' decisions in shard order, assumes the pod on the winner and sends the
-// binding, with the decision as an annotation, to the pod's actor: the next round
-// already counts the pod, so two decisions never overcommit a node.
+// shards' decisions in shard order, assumes the pod on the winner and applies the
+// decision as a Binding (pod.Bind, as the API's pods/binding does: spec.nodeName, the
+// decision as an annotation, PodScheduled=True), sending the bound pod to the pod's
+// actor with the pod's uid and revision as preconditions: the next round already
+// counts the pod, so two decisions never overcommit a node.
 //
 // Inputs come from three goroutines that read a snapshot of nodes, services and pods
 // and then follow the change log from its revision. A failed shard fails the
@@ -484,16 +486,16 @@ func (s *schedulerActor) decide(ctx actor.Context, r *round) {
 	}
 	winner := s.cfg.policy.Explain(r.pod, s.cache.Node(d.Node), r.pctx)
 	now := s.env.now()
+	next, err := podpkg.Bind(r.pod, scheduler.NewBinding(r.pod, d, winner.Scores), now)
+	if err != nil { // cannot happen: the pod was read pending just now
+		s.queue.Drop(r.key)
+		s.log.WithFields(logrus.Fields{"pod": r.key, "error": err}).Warn("binding refused")
+		return
+	}
 	if err := s.cache.Assume(r.pod, d.Node, now); err != nil {
 		s.log.WithFields(logrus.Fields{"pod": r.key, "error": err}).Debug("not assumed")
 		return
 	}
-	next := r.pod.DeepCopy()
-	next.Spec.NodeName = d.Node
-	if next.Annotations == nil {
-		next.Annotations = make(map[string]string, 1)
-	}
-	next.Annotations[scheduler.DecisionAnnotation] = scheduler.EncodeDecision(d, winner.Scores)
 	s.binds[r.key] = &binding{pod: r.pod, decision: d}
 	s.queue.Drop(r.key)
 	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.pod.Namespace, r.pod.Name)},

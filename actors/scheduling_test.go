@@ -13,6 +13,7 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
 	"github.com/kubeactor/kubeactor/persistence"
@@ -133,6 +134,9 @@ func TestSchedulerBinds(t *testing.T) {
 			rec, err := scheduler.DecodeDecision(ann)
 			if err != nil {
 				t.Fatalf("decision annotation %q: %v", ann, err)
+			}
+			if c := podpkg.Condition(bound, corev1.PodScheduled); c == nil || c.Status != corev1.ConditionTrue || c.LastTransitionTime.IsZero() {
+				t.Fatalf("PodScheduled condition %+v, want True with a transition time", c)
 			}
 			// The scheduler follows nodes and pods on separate feeds, so a node created
 			// just before the pod may not have reached it yet: the record must account
