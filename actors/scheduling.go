@@ -105,7 +105,7 @@ type schedulerActor struct {
 	changed bool                // room appeared: retry the backing-off pods now
 	events  event.Aggregator    // combines a pod's FailedScheduling events
 
-	round    *round
+	round    *scheduler.Round
 	seq      uint64
 	deferred []any // messages that arrived during a round
 
@@ -117,16 +117,6 @@ type schedulerActor struct {
 type binding struct {
 	pod      *corev1.Pod
 	decision scheduler.Decision
-}
-
-type round struct {
-	seq       uint64
-	key       string
-	pod       *corev1.Pod
-	rev       int64
-	pctx      *scheduler.PodContext
-	decisions []scheduler.Decision // by shard
-	waiting   int
 }
 
 func newSchedulerActor(e *env) *schedulerActor {
@@ -444,12 +434,11 @@ func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev
 		s.stale = false
 	}
 	s.seq++
-	r := &round{seq: s.seq, key: key, pod: pod, rev: rev, pctx: s.cache.Context(pod, &s.cfg.policy),
-		decisions: make([]scheduler.Decision, len(s.shards)), waiting: len(s.shards)}
+	r := scheduler.NewRound(s.seq, key, pod, rev, s.cache.Context(pod, &s.cfg.policy), len(s.shards))
 	s.round = r
 	changed := s.cache.Changes()
 	for i, pid := range s.shards {
-		ctx.Request(pid, &bidRequest{seq: r.seq, shard: i, pod: pod, ctx: r.pctx, changed: changed})
+		ctx.Request(pid, &bidRequest{seq: r.Seq, shard: i, pod: pod, ctx: r.Ctx, changed: changed})
 	}
 }
 
@@ -457,11 +446,7 @@ func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev
 // messages deferred during it are handled.
 func (s *schedulerActor) bidIn(ctx actor.Context, msg *bidReply) {
 	r := s.round
-	if r == nil || msg.seq != r.seq {
-		return
-	}
-	r.decisions[msg.shard] = msg.decision
-	if r.waiting--; r.waiting > 0 {
+	if r == nil || !r.Answer(msg.seq, msg.shard, msg.decision) {
 		return
 	}
 	s.decide(ctx, r)
@@ -475,31 +460,28 @@ func (s *schedulerActor) bidIn(ctx actor.Context, msg *bidReply) {
 
 // decide merges the shards' decisions (in shard order, so a seed gives the same
 // outcome), then binds the winner or records the failure.
-func (s *schedulerActor) decide(ctx actor.Context, r *round) {
-	d := r.decisions[0]
-	for _, x := range r.decisions[1:] {
-		d = scheduler.Merge(d, x, s.rng.Intn)
-	}
+func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
+	d := r.Decision(s.rng.Intn)
 	if d.Node == "" {
-		s.unschedulable(ctx, r.key, r.pod, d)
+		s.unschedulable(ctx, r.Key, r.Pod, d)
 		return
 	}
-	winner := s.cfg.policy.Explain(r.pod, s.cache.Node(d.Node), r.pctx)
+	winner := s.cfg.policy.Explain(r.Pod, s.cache.Node(d.Node), r.Ctx)
 	now := s.env.now()
-	next, err := podpkg.Bind(r.pod, scheduler.NewBinding(r.pod, d, winner.Scores), now)
+	next, err := podpkg.Bind(r.Pod, scheduler.NewBinding(r.Pod, d, winner.Scores), now)
 	if err != nil { // cannot happen: the pod was read pending just now
-		s.queue.Drop(r.key)
-		s.log.WithFields(logrus.Fields{"pod": r.key, "error": err}).Warn("binding refused")
+		s.queue.Drop(r.Key)
+		s.log.WithFields(logrus.Fields{"pod": r.Key, "error": err}).Warn("binding refused")
 		return
 	}
-	if err := s.cache.Assume(r.pod, d.Node, now); err != nil {
-		s.log.WithFields(logrus.Fields{"pod": r.key, "error": err}).Debug("not assumed")
+	if err := s.cache.Assume(r.Pod, d.Node, now); err != nil {
+		s.log.WithFields(logrus.Fields{"pod": r.Key, "error": err}).Debug("not assumed")
 		return
 	}
-	s.binds[r.key] = &binding{pod: r.pod, decision: d}
-	s.queue.Drop(r.key)
-	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.pod.Namespace, r.pod.Name)},
-		object: next, pre: Preconditions{UID: r.pod.UID, ResourceVersion: r.rev}})
+	s.binds[r.Key] = &binding{pod: r.Pod, decision: d}
+	s.queue.Drop(r.Key)
+	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.Pod.Namespace, r.Pod.Name)},
+		object: next, pre: Preconditions{UID: r.Pod.UID, ResourceVersion: r.Rev}})
 }
 
 // bound handles the answer to a binding. A refused binding (the pod changed, was
