@@ -2,9 +2,7 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"math/rand"
 	"slices"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/kubeactor/kubeactor/actors/event"
 	podpkg "github.com/kubeactor/kubeactor/actors/pod"
@@ -33,25 +30,20 @@ import (
 // cache's NodeInfos without writing them, and answers its own decision. While a round is out
 // the scheduler changes nothing in the cache: messages that would (store input, bind
 // answers, timers) wait and are handled once the last bid is in. It then merges the
-// shards' decisions in shard order, assumes the pod on the winner and sends the
-// binding, with the decision as an annotation, to the pod's actor: the next round
-// already counts the pod, so two decisions never overcommit a node.
+// shards' decisions in shard order, assumes the pod on the winner and applies the
+// decision as a Binding (pod.Bind, as the API's pods/binding does: spec.nodeName, the
+// decision as an annotation, PodScheduled=True), sending the bound pod to the pod's
+// actor with the pod's uid and revision as preconditions: the next round already
+// counts the pod, so two decisions never overcommit a node.
 //
 // Inputs come from three goroutines that read a snapshot of nodes, services and pods
 // and then follow the change log from its revision. A failed shard fails the
 // scheduler, whose supervisor restarts it with fresh snapshots.
 
-// DecisionAnnotation is the pod annotation, written with the binding, that explains
-// the decision: the winner, its score and per-priority breakdown, how many nodes were
-// feasible, the rejections by reason and the best candidates.
-const DecisionAnnotation = "scheduler.kubeactor.io/decision"
-
-// Timing of the scheduler.
+// Timing of the scheduler (the backoff of unschedulable pods is scheduler.Queue's).
 const (
-	assumeTTL      = 30 * time.Second // an assumed pod whose binding is not observed by then is dropped
-	expireEvery    = 5 * time.Second
-	backoffInitial = time.Second // an unschedulable pod waits this, doubling per failure,
-	backoffMax     = 60 * time.Second
+	assumeTTL   = 30 * time.Second // an assumed pod whose binding is not observed by then is dropped
+	expireEvery = 5 * time.Second
 )
 
 const schedulerComponent = "default-scheduler"
@@ -108,14 +100,12 @@ type schedulerActor struct {
 	loaded     map[string]bool     // resources whose first snapshot arrived
 	services   map[string]struct{} // namespace/name of the services in the cache
 
-	queue   []string              // pod keys to decide, first come first served
-	pending map[string]*queuedPod // pods waiting for a decision (queued or backing off)
-	backoff map[string]*queuedPod // the pending pods backing off
-	binds   map[string]*binding   // bindings sent, not yet answered
-	changed bool                  // room appeared: retry the backing-off pods now
-	events  event.Aggregator      // combines a pod's FailedScheduling events
+	queue   *scheduler.Queue    // pods waiting for a decision, queued or backing off
+	binds   map[string]*binding // bindings sent, not yet answered
+	changed bool                // room appeared: retry the backing-off pods now
+	events  event.Aggregator    // combines a pod's FailedScheduling events
 
-	round    *round
+	round    *scheduler.Round
 	seq      uint64
 	deferred []any // messages that arrived during a round
 
@@ -124,25 +114,9 @@ type schedulerActor struct {
 	expireTimer Timer
 }
 
-type queuedPod struct {
-	queued   bool
-	attempts int
-	retryAt  time.Time
-}
-
 type binding struct {
 	pod      *corev1.Pod
 	decision scheduler.Decision
-}
-
-type round struct {
-	seq       uint64
-	key       string
-	pod       *corev1.Pod
-	rev       int64
-	pctx      *scheduler.PodContext
-	decisions []scheduler.Decision // by shard
-	waiting   int
 }
 
 func newSchedulerActor(e *env) *schedulerActor {
@@ -154,8 +128,7 @@ func newSchedulerActor(e *env) *schedulerActor {
 		rng:      rand.New(rand.NewSource(e.sched.seed)),
 		loaded:   make(map[string]bool),
 		services: make(map[string]struct{}),
-		pending:  make(map[string]*queuedPod),
-		backoff:  make(map[string]*queuedPod),
+		queue:    scheduler.NewQueue(),
 		binds:    make(map[string]*binding),
 	}
 }
@@ -248,18 +221,20 @@ func (s *schedulerActor) handle(ctx actor.Context, msg any) {
 		s.bound(ctx, msg)
 	case *schedRetry:
 		s.retryTimer = nil
-		s.retryDue(ctx)
+		if next := s.queue.RetryDue(s.env.now()); !next.IsZero() {
+			s.armRetry(ctx, next)
+		}
 	case *schedExpire:
 		for _, key := range s.cache.Expire(s.env.now(), assumeTTL) {
 			s.log.WithField("pod", key).Warn("binding not observed: assumption expired")
 			delete(s.binds, key)
-			s.enqueue(key)
+			s.queue.Add(key)
 		}
 		s.armExpire(ctx)
 	}
 	if s.changed {
 		s.changed = false
-		s.retryAll()
+		s.queue.RetryAll()
 	}
 }
 
@@ -314,9 +289,9 @@ func (s *schedulerActor) reset(in *schedInput) {
 				s.changed = true
 			}
 		}
-		for k := range s.pending {
+		for _, k := range s.queue.Keys() {
 			if !present[k] {
-				s.dropPending(k)
+				s.queue.Drop(k)
 			}
 		}
 	}
@@ -354,21 +329,10 @@ func (s *schedulerActor) nodeIn(typ persistence.EventType, node *corev1.Node) {
 	switch {
 	case old == nil:
 		s.stale, s.changed = true, true
-	case nodeChanged(old, node):
+	case scheduler.NodeChanged(old, node):
 		s.changed = true
 	}
 	s.cache.SetNode(node)
-}
-
-// nodeChanged tells whether an update may let a pod fit where it did not (a heartbeat
-// alone does not).
-func nodeChanged(old *scheduler.NodeInfo, node *corev1.Node) bool {
-	wasOK, _ := old.Eligible()
-	ok, _ := scheduler.NodeSchedulable(node)
-	prev := old.Node()
-	return wasOK != ok || !maps.Equal(prev.Labels, node.Labels) ||
-		!apiequality.Semantic.DeepEqual(prev.Status.Allocatable, node.Status.Allocatable) ||
-		!apiequality.Semantic.DeepEqual(prev.Status.Capacity, node.Status.Capacity)
 }
 
 func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
@@ -378,7 +342,7 @@ func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
 			s.changed = true // its room is free
 		}
 		s.cache.DeletePod(key)
-		s.dropPending(key)
+		s.queue.Drop(key)
 		return
 	}
 	if pod.Spec.NodeName != "" {
@@ -386,65 +350,15 @@ func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
 			s.changed = true
 		}
 		s.cache.SetPod(pod)
-		s.dropPending(key)
+		s.queue.Drop(key)
 		return
 	}
-	if !pendingForUs(pod) {
-		s.dropPending(key)
+	if !scheduler.Pending(pod) {
+		s.queue.Drop(key)
 		return
 	}
-	if _, ok := s.pending[key]; !ok {
-		s.enqueue(key)
-	}
-}
-
-// pendingForUs tells whether this scheduler must place the pod.
-func pendingForUs(pod *corev1.Pod) bool {
-	return pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil && !podpkg.Terminal(pod) &&
-		(pod.Spec.SchedulerName == "" || pod.Spec.SchedulerName == corev1.DefaultSchedulerName)
-}
-
-// enqueue queues a pod for a decision now, ending any backoff.
-func (s *schedulerActor) enqueue(key string) {
-	q := s.pending[key]
-	if q == nil {
-		q = &queuedPod{}
-		s.pending[key] = q
-	}
-	delete(s.backoff, key)
-	q.retryAt = time.Time{}
-	if !q.queued {
-		q.queued = true
-		s.queue = append(s.queue, key)
-	}
-}
-
-func (s *schedulerActor) dropPending(key string) {
-	delete(s.pending, key)
-	delete(s.backoff, key)
-}
-
-// retryAll queues every backing-off pod at once: a node came or changed, or a pod left.
-func (s *schedulerActor) retryAll() {
-	for _, key := range slices.Sorted(maps.Keys(s.backoff)) {
-		s.enqueue(key)
-	}
-}
-
-// retryDue queues the pods whose backoff ended and waits for the next one.
-func (s *schedulerActor) retryDue(ctx actor.Context) {
-	now := s.env.now()
-	var next time.Time
-	for _, key := range slices.Sorted(maps.Keys(s.backoff)) {
-		q := s.backoff[key]
-		if !q.retryAt.After(now) {
-			s.enqueue(key)
-		} else if next.IsZero() || q.retryAt.Before(next) {
-			next = q.retryAt
-		}
-	}
-	if !next.IsZero() {
-		s.armRetry(ctx, next)
+	if !s.queue.Pending(key) {
+		s.queue.Add(key)
 	}
 }
 
@@ -467,21 +381,17 @@ func (s *schedulerActor) armExpire(ctx actor.Context) {
 
 // next starts a round for the first queued pod that is still pending.
 func (s *schedulerActor) next(ctx actor.Context) {
-	for s.round == nil && s.ready() && len(s.queue) > 0 {
-		key := s.queue[0]
-		s.queue[0] = ""
-		s.queue = s.queue[1:]
-		q := s.pending[key]
-		if q == nil || !q.queued {
-			continue
+	for s.round == nil && s.ready() {
+		key, ok := s.queue.Pop()
+		if !ok {
+			return
 		}
-		q.queued = false
 		if _, ok := s.binds[key]; ok {
 			continue
 		}
 		pod, rev := s.current(key)
 		if pod == nil {
-			s.dropPending(key)
+			s.queue.Drop(key)
 			continue
 		}
 		s.bid(ctx, key, pod, rev)
@@ -496,7 +406,7 @@ func (s *schedulerActor) current(key string) (*corev1.Pod, int64) {
 		return nil, 0
 	}
 	pod, ok := it.Object.(*corev1.Pod)
-	if !ok || !pendingForUs(pod) {
+	if !ok || !scheduler.Pending(pod) {
 		return nil, 0
 	}
 	return pod, it.Revision
@@ -510,12 +420,11 @@ func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev
 		s.stale = false
 	}
 	s.seq++
-	r := &round{seq: s.seq, key: key, pod: pod, rev: rev, pctx: s.cache.Context(pod, &s.cfg.policy),
-		decisions: make([]scheduler.Decision, len(s.shards)), waiting: len(s.shards)}
+	r := scheduler.NewRound(s.seq, key, pod, rev, s.cache.Context(pod, &s.cfg.policy), len(s.shards))
 	s.round = r
 	changed := s.cache.Changes()
 	for i, pid := range s.shards {
-		ctx.Request(pid, &bidRequest{seq: r.seq, shard: i, pod: pod, ctx: r.pctx, changed: changed})
+		ctx.Request(pid, &bidRequest{seq: r.Seq, shard: i, pod: pod, ctx: r.Ctx, changed: changed})
 	}
 }
 
@@ -523,11 +432,7 @@ func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev
 // messages deferred during it are handled.
 func (s *schedulerActor) bidIn(ctx actor.Context, msg *bidReply) {
 	r := s.round
-	if r == nil || msg.seq != r.seq {
-		return
-	}
-	r.decisions[msg.shard] = msg.decision
-	if r.waiting--; r.waiting > 0 {
+	if r == nil || !r.Answer(msg.seq, msg.shard, msg.decision) {
 		return
 	}
 	s.decide(ctx, r)
@@ -541,30 +446,28 @@ func (s *schedulerActor) bidIn(ctx actor.Context, msg *bidReply) {
 
 // decide merges the shards' decisions (in shard order, so a seed gives the same
 // outcome), then binds the winner or records the failure.
-func (s *schedulerActor) decide(ctx actor.Context, r *round) {
-	d := r.decisions[0]
-	for _, x := range r.decisions[1:] {
-		d = scheduler.Merge(d, x, s.rng.Intn)
-	}
+func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
+	d := r.Decision(s.rng.Intn)
 	if d.Node == "" {
-		s.unschedulable(ctx, r.key, r.pod, d)
+		s.unschedulable(ctx, r.Key, r.Pod, d)
 		return
 	}
-	winner := s.cfg.policy.Explain(r.pod, s.cache.Node(d.Node), r.pctx)
-	if err := s.cache.Assume(r.pod, d.Node, s.env.now()); err != nil {
-		s.log.WithFields(logrus.Fields{"pod": r.key, "error": err}).Debug("not assumed")
+	winner := s.cfg.policy.Explain(r.Pod, s.cache.Node(d.Node), r.Ctx)
+	now := s.env.now()
+	next, err := podpkg.Bind(r.Pod, scheduler.NewBinding(r.Pod, d, winner.Scores), now)
+	if err != nil { // cannot happen: the pod was read pending just now
+		s.queue.Drop(r.Key)
+		s.log.WithFields(logrus.Fields{"pod": r.Key, "error": err}).Warn("binding refused")
 		return
 	}
-	next := r.pod.DeepCopy()
-	next.Spec.NodeName = d.Node
-	if next.Annotations == nil {
-		next.Annotations = make(map[string]string, 1)
+	if err := s.cache.Assume(r.Pod, d.Node, now); err != nil {
+		s.log.WithFields(logrus.Fields{"pod": r.Key, "error": err}).Debug("not assumed")
+		return
 	}
-	next.Annotations[DecisionAnnotation] = recordDecision(d, winner.Scores)
-	s.binds[r.key] = &binding{pod: r.pod, decision: d}
-	delete(s.pending, r.key)
-	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.pod.Namespace, r.pod.Name)},
-		object: next, pre: command.Preconditions{UID: r.pod.UID, ResourceVersion: r.rev}})
+	s.binds[r.Key] = &binding{pod: r.Pod, decision: d}
+	s.queue.Drop(r.Key)
+	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.Pod.Namespace, r.Pod.Name)},
+		write: write{sub: "binding"}, object: next, pre: command.Preconditions{UID: r.Pod.UID, ResourceVersion: r.Rev}})
 }
 
 // bound handles the answer to a binding. A refused binding (the pod changed, was
@@ -582,7 +485,7 @@ func (s *schedulerActor) bound(ctx actor.Context, r *reply) {
 	if r.err != nil {
 		s.cache.Forget(key)
 		s.log.WithFields(logrus.Fields{"pod": key, "node": b.decision.Node, "error": r.err}).Debug("binding refused")
-		s.enqueue(key)
+		s.queue.Add(key)
 		return
 	}
 	if p, ok := r.object.(*corev1.Pod); ok {
@@ -596,49 +499,11 @@ func (s *schedulerActor) bound(ctx actor.Context, r *reply) {
 
 // unschedulable records why the pod fits nowhere and backs it off.
 func (s *schedulerActor) unschedulable(ctx actor.Context, key string, pod *corev1.Pod, d scheduler.Decision) {
-	q := s.pending[key]
-	if q == nil {
-		q = &queuedPod{}
-		s.pending[key] = q
-	}
-	q.attempts++
-	delay := backoffInitial << min(q.attempts-1, 6)
-	q.retryAt = s.env.now().Add(min(delay, backoffMax))
-	s.backoff[key] = q
-	s.armRetry(ctx, q.retryAt)
+	retryAt, attempts := s.queue.Unschedulable(key, s.env.now())
+	s.armRetry(ctx, retryAt)
 	msg := scheduler.FailedSchedulingMessage(d)
 	s.env.recordEvent(ctx, &s.events, "", pod, schedulerComponent, corev1.EventTypeWarning, "FailedScheduling", msg)
-	s.log.WithFields(logrus.Fields{"pod": key, "attempts": q.attempts, "reasons": msg}).Debug("pod unschedulable")
-}
-
-// decisionRecord is the decision as the pod's annotation keeps it.
-type decisionRecord struct {
-	Node       string                    `json:"node"`
-	Score      int64                     `json:"score"`
-	Ties       int                       `json:"ties,omitempty"`
-	Feasible   int                       `json:"feasible"`
-	Nodes      int                       `json:"nodes"`
-	Priorities []scheduler.PriorityScore `json:"priorities,omitempty"` // the winner's scores
-	Rejected   map[string]int            `json:"rejected,omitempty"`   // reason -> nodes
-	Top        []scoredNode              `json:"top,omitempty"`        // best candidates
-}
-
-type scoredNode struct {
-	Node  string `json:"node"`
-	Score int64  `json:"score"`
-}
-
-func recordDecision(d scheduler.Decision, winner []scheduler.PriorityScore) string {
-	rec := decisionRecord{Node: d.Node, Score: d.Score, Ties: d.Ties, Feasible: d.Feasible, Nodes: d.Nodes,
-		Priorities: winner, Rejected: d.Reasons, Top: make([]scoredNode, len(d.Top))}
-	for i, b := range d.Top {
-		rec.Top[i] = scoredNode{Node: b.Node, Score: b.Score}
-	}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return "" // cannot happen: plain values
-	}
-	return string(data)
+	s.log.WithFields(logrus.Fields{"pod": key, "attempts": attempts, "reasons": msg}).Debug("pod unschedulable")
 }
 
 // shardActor decides pods over its shard of the nodes. It owns the shard's cached

@@ -2,7 +2,6 @@ package actors
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
+	"github.com/kubeactor/kubeactor/actors/scheduler"
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -128,10 +129,14 @@ func TestSchedulerBinds(t *testing.T) {
 				t.Fatalf("bound to %q, want %q", got, tc.want)
 			}
 			it, _ := store.Get(podKey("default", tc.pod.Name))
-			var rec decisionRecord
-			ann := it.Object.(*corev1.Pod).Annotations[DecisionAnnotation]
-			if err := json.Unmarshal([]byte(ann), &rec); err != nil {
+			bound := it.Object.(*corev1.Pod)
+			ann := bound.Annotations[scheduler.DecisionAnnotation]
+			rec, err := scheduler.DecodeDecision(ann)
+			if err != nil {
 				t.Fatalf("decision annotation %q: %v", ann, err)
+			}
+			if c := podpkg.Condition(bound, corev1.PodScheduled); c == nil || c.Status != corev1.ConditionTrue || c.LastTransitionTime.IsZero() {
+				t.Fatalf("PodScheduled condition %+v, want True with a transition time", c)
 			}
 			// The scheduler follows nodes and pods on separate feeds, so a node created
 			// just before the pod may not have reached it yet: the record must account
@@ -318,7 +323,7 @@ func TestSchedulerPodBoundElsewhere(t *testing.T) {
 		t.Fatalf("pod of another scheduler bound to %s", n)
 	}
 	it, _ := store.Get(podKey("default", "web"))
-	if _, ok := it.Object.(*corev1.Pod).Annotations[DecisionAnnotation]; ok {
+	if _, ok := it.Object.(*corev1.Pod).Annotations[scheduler.DecisionAnnotation]; ok {
 		t.Fatal("a bound pod was scheduled again")
 	}
 }

@@ -13,10 +13,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeactor/kubeactor/actors/kinds"
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -68,37 +68,20 @@ func (s *Server) createBinding(c echo.Context, rq *request) error {
 	}
 	prq := &request{res: pods, namespace: b.Namespace, name: b.Name, sub: "binding"}
 	c.Set(requestKey, prq)
-	bindingGR := schema.GroupResource{Resource: "pods/binding"}
 	_, err = s.guaranteedUpdate(c.Request().Context(), prq, modeRaw, dry, func(cur *persistence.Item) (runtime.Object, int64, error) {
-		pod, ok := cur.Object.DeepCopyObject().(*corev1.Pod)
+		pod, ok := cur.Object.(*corev1.Pod)
 		if !ok {
 			return nil, 0, fmt.Errorf("bind pod %s: stored object is a %T", b.Name, cur.Object)
 		}
-		if pod.DeletionTimestamp != nil {
-			return nil, 0, apierrors.NewConflict(bindingGR, b.Name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", pod.Name))
+		next, err := podpkg.Bind(pod, b, s.now())
+		if err != nil {
+			return nil, 0, fmt.Errorf("bind pod %s: %w", b.Name, err)
 		}
-		if pod.Spec.NodeName != "" {
-			return nil, 0, apierrors.NewConflict(bindingGR, b.Name, fmt.Errorf("pod %s is already assigned to node %q", pod.Name, pod.Spec.NodeName))
+		pre, err := parseRevision(b.ResourceVersion)
+		if err != nil {
+			return nil, 0, err
 		}
-		var pre int64
-		if b.ResourceVersion != "" || (b.UID != "" && b.UID != pod.UID) {
-			if b.UID != "" && b.UID != pod.UID {
-				return nil, 0, apierrors.NewConflict(bindingGR, b.Name, fmt.Errorf("the UID in the binding (%s) does not match the pod's (%s)", b.UID, pod.UID))
-			}
-			var err error
-			if pre, err = parseRevision(b.ResourceVersion); err != nil {
-				return nil, 0, err
-			}
-		}
-		pod.Spec.NodeName = b.Target.Name
-		for k, v := range b.Annotations {
-			if pod.Annotations == nil {
-				pod.Annotations = map[string]string{}
-			}
-			pod.Annotations[k] = v
-		}
-		setPodScheduled(pod, metav1.NewTime(s.now()))
-		return pod, pre, nil
+		return next, pre, nil
 	})
 	if err != nil {
 		return err
@@ -106,22 +89,6 @@ func (s *Server) createBinding(c echo.Context, rq *request) error {
 	return writeJSON(c, http.StatusCreated, &metav1.Status{
 		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 		Status:   metav1.StatusSuccess, Code: http.StatusCreated,
-	})
-}
-
-// setPodScheduled marks the pod's PodScheduled condition true.
-func setPodScheduled(pod *corev1.Pod, now metav1.Time) {
-	for i := range pod.Status.Conditions {
-		if pod.Status.Conditions[i].Type == corev1.PodScheduled {
-			if pod.Status.Conditions[i].Status != corev1.ConditionTrue {
-				pod.Status.Conditions[i].Status = corev1.ConditionTrue
-				pod.Status.Conditions[i].LastTransitionTime = now
-			}
-			return
-		}
-	}
-	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{
-		Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now,
 	})
 }
 

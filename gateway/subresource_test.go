@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 )
 
 func TestBinding(t *testing.T) {
@@ -61,6 +63,9 @@ func TestBinding(t *testing.T) {
 		p, err := pods.Get(ctx, name, metav1.GetOptions{})
 		if err != nil || p.Spec.NodeName != node {
 			t.Fatalf("pod %s node %q, want %q (%v)", name, p.Spec.NodeName, node, err)
+		}
+		if c := podpkg.Condition(p, corev1.PodScheduled); c == nil || c.Status != corev1.ConditionTrue || c.LastTransitionTime.IsZero() {
+			t.Fatalf("pod %s PodScheduled %+v, want True with a transition time", name, c)
 		}
 	}
 	t.Run("client-go Bind", func(t *testing.T) {

@@ -33,9 +33,12 @@ func Ready(p *corev1.Pod) bool {
 }
 
 // ReadyCondition returns p's Ready condition, or nil.
-func ReadyCondition(p *corev1.Pod) *corev1.PodCondition {
+func ReadyCondition(p *corev1.Pod) *corev1.PodCondition { return Condition(p, corev1.PodReady) }
+
+// Condition returns p's condition of type typ, or nil.
+func Condition(p *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == corev1.PodReady {
+		if p.Status.Conditions[i].Type == typ {
 			return &p.Status.Conditions[i]
 		}
 	}

@@ -1,0 +1,138 @@
+package scheduler
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// popAll pops every queued pod, in order.
+func popAll(q *Queue) []string {
+	var keys []string
+	for {
+		k, ok := q.Pop()
+		if !ok {
+			return keys
+		}
+		keys = append(keys, k)
+	}
+}
+
+func TestQueueOrder(t *testing.T) {
+	tests := []struct {
+		name    string
+		steps   func(q *Queue)
+		pop     []string // popped afterwards, in order
+		pending []string // pending after the pops
+	}{
+		{name: "first come first served", steps: func(q *Queue) {
+			q.Add("ns/b")
+			q.Add("ns/a")
+		}, pop: []string{"ns/b", "ns/a"}, pending: []string{"ns/a", "ns/b"}},
+		{name: "added twice keeps its place", steps: func(q *Queue) {
+			q.Add("ns/a")
+			q.Add("ns/b")
+			q.Add("ns/a")
+		}, pop: []string{"ns/a", "ns/b"}, pending: []string{"ns/a", "ns/b"}},
+		{name: "dropped is skipped", steps: func(q *Queue) {
+			q.Add("ns/a")
+			q.Add("ns/b")
+			q.Drop("ns/a")
+		}, pop: []string{"ns/b"}, pending: []string{"ns/b"}},
+		{name: "dropped and added again comes once", steps: func(q *Queue) {
+			q.Add("ns/a")
+			q.Drop("ns/a")
+			q.Add("ns/a")
+		}, pop: []string{"ns/a"}, pending: []string{"ns/a"}},
+		{name: "backing off is not queued", steps: func(q *Queue) {
+			q.Add("ns/a")
+			q.Pop()
+			q.Unschedulable("ns/a", t0)
+		}, pending: []string{"ns/a"}},
+		{name: "retry all queues the backing-off pods in key order", steps: func(q *Queue) {
+			q.Unschedulable("ns/b", t0)
+			q.Unschedulable("ns/a", t0)
+			q.RetryAll()
+		}, pop: []string{"ns/a", "ns/b"}, pending: []string{"ns/a", "ns/b"}},
+		{name: "add ends a backoff", steps: func(q *Queue) {
+			q.Unschedulable("ns/a", t0)
+			q.Add("ns/a")
+			q.Pop()
+			q.RetryAll()
+		}, pending: []string{"ns/a"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := NewQueue()
+			tc.steps(q)
+			if got := popAll(q); !slices.Equal(got, tc.pop) {
+				t.Errorf("popped %q, want %q", got, tc.pop)
+			}
+			if got := q.Keys(); !slices.Equal(got, tc.pending) {
+				t.Errorf("pending %q, want %q", got, tc.pending)
+			}
+			for _, k := range tc.pending {
+				if !q.Pending(k) {
+					t.Errorf("Pending(%s) false", k)
+				}
+			}
+		})
+	}
+}
+
+func TestQueueBackoff(t *testing.T) {
+	tests := []struct {
+		name     string
+		failures int
+		want     time.Duration // after the last failure
+	}{
+		{name: "first failure", failures: 1, want: time.Second},
+		{name: "doubles", failures: 3, want: 4 * time.Second},
+		{name: "seventh", failures: 7, want: 60 * time.Second},
+		{name: "capped", failures: 20, want: BackoffMax},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := NewQueue()
+			var at time.Time
+			var attempts int
+			for i := 0; i < tc.failures; i++ {
+				at, attempts = q.Unschedulable("ns/a", t0)
+			}
+			if got := at.Sub(t0); got != tc.want || attempts != tc.failures {
+				t.Fatalf("retry after %v (attempt %d), want %v (attempt %d)", got, attempts, tc.want, tc.failures)
+			}
+		})
+	}
+}
+
+func TestQueueRetryDue(t *testing.T) {
+	tests := []struct {
+		name     string
+		at       time.Duration // after t0
+		popped   []string
+		wantNext time.Duration // after t0; -1 for none
+	}{
+		{name: "none due", at: 0, wantNext: time.Second},
+		{name: "the first due", at: time.Second, popped: []string{"ns/a"}, wantNext: 2 * time.Second},
+		{name: "all due", at: time.Minute, popped: []string{"ns/a", "ns/b"}, wantNext: -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := NewQueue()
+			q.Unschedulable("ns/a", t0) // due at 1s
+			q.Unschedulable("ns/b", t0) // 1s
+			q.Unschedulable("ns/b", t0) // 2s
+			next := q.RetryDue(t0.Add(tc.at))
+			if got := popAll(q); !slices.Equal(got, tc.popped) {
+				t.Errorf("queued %q, want %q", got, tc.popped)
+			}
+			switch {
+			case tc.wantNext < 0 && !next.IsZero():
+				t.Errorf("next %v, want none", next)
+			case tc.wantNext >= 0 && !next.Equal(t0.Add(tc.wantNext)):
+				t.Errorf("next %v, want t0+%v", next, tc.wantNext)
+			}
+		})
+	}
+}
