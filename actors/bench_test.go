@@ -49,7 +49,7 @@ func BenchmarkCreateParallel(b *testing.B) {
 							return
 						}
 						name := fmt.Sprintf("p-%d", i)
-						if _, err := s.Create(ctx, podKey(fmt.Sprintf("ns%d", c%8), name), newPod(fmt.Sprintf("ns%d", c%8), name).obj()); err != nil {
+						if _, err := s.Create(ctx, podKey(fmt.Sprintf("ns%d", c%8), name), newPod(fmt.Sprintf("ns%d", c%8), name).raw()); err != nil {
 							b.Error(err)
 							return
 						}

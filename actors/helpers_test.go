@@ -176,6 +176,10 @@ func (b *podBuilder) grace(s int64) *podBuilder {
 	return b
 }
 
+// raw returns the pod as built, without the API's defaulting (benchmarks of the
+// actor system that must not time the defaulting).
+func (b *podBuilder) raw() *corev1.Pod { return b.p }
+
 // obj returns the pod as the API would store it: defaulted like a created pod (a
 // controller's updates of it are validated as the API validates them).
 func (b *podBuilder) obj() *corev1.Pod {
