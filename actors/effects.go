@@ -47,43 +47,51 @@ func (fx *effects) Create(resource string, obj runtime.Object) error {
 	if err := prepareNew(resource, obj, fx.env.now()); err != nil {
 		return err
 	}
-	pid, ok := fx.env.managers[resource]
-	if !ok {
-		return fmt.Errorf("create %s: %w", resource, ErrUnknownResource)
-	}
-	m, err := meta.Accessor(obj)
+	key, err := keyFor(resource, obj)
 	if err != nil {
 		return fmt.Errorf("create %s: %w", resource, err)
 	}
-	key := persistence.Key{Resource: resource, Namespace: m.GetNamespace(), Name: m.GetName()}
-	fx.ctx.Request(pid, &createRequest{envelope: envelope{trace: fx.cell.trace, key: key}, object: obj})
-	fx.outstanding++
-	return nil
+	return fx.request(&createRequest{envelope: envelope{trace: fx.cell.trace, key: key}, object: obj})
 }
 
 func (fx *effects) Update(resource string, cur, next runtime.Object) error {
-	pid, ok := fx.env.managers[resource]
-	if !ok {
-		return fmt.Errorf("update %s: %w", resource, ErrUnknownResource)
-	}
-	m, err := meta.Accessor(cur)
+	key, err := keyFor(resource, cur)
 	if err != nil {
 		return fmt.Errorf("update %s: %w", resource, err)
 	}
+	m, _ := meta.Accessor(cur) // keyFor checked
 	rv, err := strconv.ParseInt(m.GetResourceVersion(), 10, 64)
 	if err != nil {
-		return fmt.Errorf("update %s %s/%s: resourceVersion: %w", resource, m.GetNamespace(), m.GetName(), err)
+		return fmt.Errorf("update %s %s/%s: resourceVersion: %w", resource, key.Namespace, key.Name, err)
 	}
 	if r, ok := kinds.Lookup(resource); ok {
 		if err := kinds.PrepareUpdate(r, kinds.UpdateMain, next, cur, rv); err != nil {
 			return err
 		}
 	}
-	key := persistence.Key{Resource: resource, Namespace: m.GetNamespace(), Name: m.GetName()}
-	fx.ctx.Request(pid, &updateRequest{envelope: envelope{trace: fx.cell.trace, key: key}, object: next,
+	return fx.request(&updateRequest{envelope: envelope{trace: fx.cell.trace, key: key}, object: next,
 		pre: command.Preconditions{UID: m.GetUID(), ResourceVersion: rv}})
+}
+
+// request sends a write to its object's actor (through the kind's manager); the
+// answer comes back to the controller's Answered.
+func (fx *effects) request(msg routed) error {
+	pid, ok := fx.env.managers[msg.target().Resource]
+	if !ok {
+		return fmt.Errorf("%s: %w", msg.target().Resource, ErrUnknownResource)
+	}
+	fx.ctx.Request(pid, msg)
 	fx.outstanding++
 	return nil
+}
+
+// keyFor is the key of obj, an object of resource.
+func keyFor(resource string, obj runtime.Object) (persistence.Key, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return persistence.Key{}, err
+	}
+	return persistence.Key{Resource: resource, Namespace: m.GetNamespace(), Name: m.GetName()}, nil
 }
 
 func (fx *effects) Delete(ref control.Ref, noAnswer bool) {
@@ -96,8 +104,7 @@ func (fx *effects) Delete(ref control.Ref, noAnswer bool) {
 		fx.ctx.Send(pid, msg)
 		return
 	}
-	fx.ctx.Request(pid, msg)
-	fx.outstanding++
+	_ = fx.request(msg) // the manager exists
 }
 
 // Write persists the object's own new state: a create (prepared as any created
