@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,9 +42,14 @@ var nodes = &Resource{
 		}
 	}),
 	// Nodes register with their status, so create keeps it; the main resource
-	// cannot change it afterwards.
+	// cannot change it afterwards. An update that omits the pod CIDR keeps the one
+	// allocated (a Node written by a client that does not know the field, such as the
+	// book's node isolation file); changing it to another value stays forbidden.
 	PrepareForUpdate: updater(func(n, old *corev1.Node) {
 		n.Status = *old.Status.DeepCopy()
+		if n.Spec.PodCIDR == "" && len(n.Spec.PodCIDRs) == 0 {
+			n.Spec.PodCIDR, n.Spec.PodCIDRs = old.Spec.PodCIDR, slices.Clone(old.Spec.PodCIDRs)
+		}
 	}),
 	PrepareForStatusUpdate: updater(func(n, old *corev1.Node) {
 		keepMetaForStatus(&n.ObjectMeta, &old.ObjectMeta)

@@ -395,6 +395,38 @@ func TestPrepareForUpdate(t *testing.T) {
 			t.Fatalf("finalizers dropped through the main resource")
 		}
 	})
+	t.Run("node update without a pod CIDR keeps the allocated one", func(t *testing.T) {
+		tests := []struct {
+			name      string
+			oldCIDR   string
+			newCIDR   string
+			wantCIDR  string
+			wantError bool
+		}{
+			{name: "omitted: kept", oldCIDR: "10.1.3.0/24", wantCIDR: "10.1.3.0/24"},
+			{name: "same: kept", oldCIDR: "10.1.3.0/24", newCIDR: "10.1.3.0/24", wantCIDR: "10.1.3.0/24"},
+			{name: "changed: forbidden", oldCIDR: "10.1.3.0/24", newCIDR: "10.1.4.0/24", wantCIDR: "10.1.4.0/24", wantError: true},
+			{name: "none allocated yet: set", newCIDR: "10.1.4.0/24", wantCIDR: "10.1.4.0/24"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				oldNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kubernetes-minion1", ResourceVersion: "3"}, Spec: corev1.NodeSpec{PodCIDR: tc.oldCIDR}}
+				if tc.oldCIDR != "" {
+					oldNode.Spec.PodCIDRs = []string{tc.oldCIDR}
+				}
+				n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kubernetes-minion1", ResourceVersion: "3"},
+					Spec: corev1.NodeSpec{PodCIDR: tc.newCIDR, Unschedulable: true}}
+				if tc.newCIDR != "" {
+					n.Spec.PodCIDRs = []string{tc.newCIDR}
+				}
+				nodes.PrepareForUpdate(n, oldNode)
+				errs := nodes.ValidateUpdate(n, oldNode)
+				if n.Spec.PodCIDR != tc.wantCIDR || (len(errs) > 0) != tc.wantError {
+					t.Fatalf("podCIDR %q (want %q), errors %v (want some: %v)", n.Spec.PodCIDR, tc.wantCIDR, errs, tc.wantError)
+				}
+			})
+		}
+	})
 	t.Run("node keeps status on main update", func(t *testing.T) {
 		oldNode := &corev1.Node{Status: corev1.NodeStatus{Phase: corev1.NodeRunning}}
 		n := &corev1.Node{}
