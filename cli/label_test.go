@@ -92,7 +92,7 @@ func TestReorder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	takes := flagArity(parser.Model)
+	takes, passthrough := flagArity(parser.Model), passthroughAt(parser.Model)
 	tests := []struct {
 		name string
 		in   []string
@@ -109,10 +109,15 @@ func TestReorder(t *testing.T) {
 		{"nested command", []string{"config", "--kubeconfig", "k", "set-context", "dev", "--namespace=dev"}, []string{"config", "set-context", "dev", "--kubeconfig", "k", "--namespace=dev"}},
 		{"after a double dash, as is", []string{"get", "-o", "name", "--", "-x", "y"}, []string{"get", "-o", "name", "--", "-x", "y"}},
 		{"root flag before the command", []string{"--log-level", "debug", "server"}, []string{"server", "--log-level", "debug"}},
+		{"exec, the book's form: flags between the pod and the command", []string{"exec", "web", "-c", "shell", "-s", "http://h:8080", "date", "-u"},
+			[]string{"exec", "web", "-c", "shell", "-s", "http://h:8080", "--", "date", "-u"}},
+		{"exec: the command's own flags stay the command's", []string{"--kubeconfig", "k", "exec", "-it", "web", "sh", "-c", "echo hi"},
+			[]string{"exec", "web", "--kubeconfig", "k", "-it", "--", "sh", "-c", "echo hi"}},
+		{"exec with a double dash, as is", []string{"exec", "web", "-c", "shell", "--", "ls", "-l"}, []string{"exec", "web", "-c", "shell", "--", "ls", "-l"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := reorder(tt.in, takes); !reflect.DeepEqual(got, tt.want) {
+			if got := reorder(tt.in, takes, passthrough); !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("reorder(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})

@@ -179,7 +179,7 @@ func TestUnderscoreFlags(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := parser.Parse(reorder(normalizeFlags(tt.args), flagArity(parser.Model))); err != nil {
+			if _, err := parser.Parse(reorder(normalizeFlags(tt.args), flagArity(parser.Model), passthroughAt(parser.Model))); err != nil {
 				t.Fatal(err)
 			}
 			if !tt.check(&r) {

@@ -78,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kubeactor: %v\n", err)
 		return 2
 	}
-	ctx, err := parser.Parse(reorder(normalizeFlags(args[1:]), flagArity(parser.Model)))
+	ctx, err := parser.Parse(reorder(normalizeFlags(args[1:]), flagArity(parser.Model), passthroughAt(parser.Model)))
 	if exit >= 0 {
 		return exit
 	}
@@ -163,13 +163,29 @@ func flagArity(app *kong.Application) map[string]bool {
 	return takes
 }
 
+// passthroughAt maps each top-level command that ends in a passthrough argument
+// (exec's command) to the number of arguments before it.
+func passthroughAt(app *kong.Application) map[string]int {
+	at := map[string]int{}
+	for _, c := range app.Children {
+		for i, p := range c.Positional {
+			if p.Passthrough {
+				at[c.Name] = i
+			}
+		}
+	}
+	return at
+}
+
 // reorder puts a command line in the order kong reads it: commands and arguments
 // first, in their order, then every flag with its value. kubectl takes flags anywhere
 // (`kubectl -s URL get pods -o wide web`, `label pods -l app=x env=prod`), while kong
 // ends a list of arguments at the first flag and reads a command's flags only after
-// the command. What follows "--" stays last, as it is. A flag the model does not know
-// is taken to have no separate value (kong then reports it).
-func reorder(args []string, takes map[string]bool) []string {
+// the command. What follows "--" stays last, as it is, and so does a passthrough
+// argument from its first word on: `exec POD -c CONTAINER date -u` (the book's form,
+// kubectl 1.0's) runs `date -u`. A flag the model does not know is taken to have no
+// separate value (kong then reports it).
+func reorder(args []string, takes map[string]bool, passthrough map[string]int) []string {
 	pos := make([]string, 0, len(args))
 	var flags, rest []string
 	for i := 0; i < len(args); i++ {
@@ -177,6 +193,9 @@ func reorder(args []string, takes map[string]bool) []string {
 		switch {
 		case a == "--":
 			rest = args[i:]
+			i = len(args)
+		case len(pos) > 0 && len(a) > 0 && a[0] != '-' && passes(passthrough, pos):
+			rest = append([]string{"--"}, args[i:]...)
 			i = len(args)
 		case len(a) > 1 && a[0] == '-':
 			flags = append(flags, a)
@@ -189,4 +208,11 @@ func reorder(args []string, takes map[string]bool) []string {
 		}
 	}
 	return append(append(pos, flags...), rest...)
+}
+
+// passes tells whether the next argument of the command line begun with pos is its
+// command's passthrough argument.
+func passes(passthrough map[string]int, pos []string) bool {
+	k, ok := passthrough[pos[0]]
+	return ok && len(pos) == 1+k
 }

@@ -82,6 +82,11 @@ func TestDockerLogsExecPortForward(t *testing.T) {
 	if r.Err != nil || !strings.Contains(r.Stdout, "/dev/pts/") {
 		t.Errorf("exec -t: %v %q %q", r.Err, r.Stdout, r.Stderr)
 	}
+	// The book's form: flags between the pod and the command, no "--" (kubectl 1.0).
+	r = n.s.Kubeactor(t, "", "exec", "duo", "-c", "shell", "-s", n.s.URL, "sh", "-c", "echo book-form")
+	if r.Err != nil || r.Stdout != "book-form\n" {
+		t.Errorf("exec POD -c CONTAINER CMD: %v %q %q", r.Err, r.Stdout, r.Stderr)
+	}
 	// exec -it with input that is not a terminal runs without one, as kubectl does.
 	for name, run := range clients {
 		r := run("echo from-stdin\n", "exec", "-it", "duo", "-c", "shell", "--", "sh")
