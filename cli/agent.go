@@ -81,10 +81,31 @@ func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 		}()
 	}
 	srv := server.New(server.Config{NodeName: cfg.NodeName, Runtime: rt, Host: agent.Host(), Log: log})
-	httpSrv := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 30 * time.Second}
-	go func() { _ = httpSrv.Serve(ln) }()
-	defer httpSrv.Close()
-	log.WithFields(logrus.Fields{"node": cfg.NodeName, "address": ln.Addr().String()}).Info("agent server listening")
+	servers := []struct {
+		what    string
+		addr    string
+		port    int
+		handler http.Handler
+	}{
+		{"agent", c.Address, c.Port, srv.Handler()},
+		{"read-only", c.Address, c.ReadOnlyPort, srv.ReadOnlyHandler()},
+		{"healthz", c.HealthzBindAddress, c.HealthzPort, server.HealthzHandler()},
+	}
+	for i, sv := range servers {
+		l := ln
+		if i > 0 {
+			if sv.port == 0 {
+				continue // off
+			}
+			if l, err = net.Listen("tcp", net.JoinHostPort(sv.addr, strconv.Itoa(sv.port))); err != nil {
+				return fmt.Errorf("%s server: listen: %w", sv.what, err)
+			}
+		}
+		httpSrv := &http.Server{Handler: sv.handler, ReadHeaderTimeout: 30 * time.Second}
+		go func() { _ = httpSrv.Serve(l) }()
+		defer httpSrv.Close()
+		log.WithFields(logrus.Fields{"node": cfg.NodeName, "server": sv.what, "address": l.Addr().String()}).Info("server listening")
+	}
 	return agent.Run(ctx)
 }
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"time"
@@ -34,6 +35,9 @@ type Agent struct {
 	NodeIP                        string        `name:"node-ip" help:"IP address the node reports and the API server reaches it at (default: the first non-loopback IPv4 address)."`
 	Address                       string        `name:"address" default:"0.0.0.0" help:"IP address of the agent's server (logs, exec, port-forward, stats)."`
 	Port                          int           `name:"port" default:"10250" help:"Port of the agent's server; 0 picks a free one."`
+	ReadOnlyPort                  int           `name:"read-only-port" default:"10255" help:"Port of the agent's read-only server on --address (pods, spec, stats, healthz; no logs, exec or port-forward); 0 disables it."`
+	HealthzPort                   int           `name:"healthz-port" default:"10248" help:"Port of the agent's healthz server; 0 disables it."`
+	HealthzBindAddress            string        `name:"healthz-bind-address" default:"127.0.0.1" help:"IP address of the healthz server."`
 	PodInfraContainerImage        string        `name:"pod-infra-container-image" default:"kubeactor/pause:latest" help:"Image of each pod's infra container, which holds its network namespace (make images builds it)."`
 	RootDir                       string        `name:"root-dir" help:"Directory for pod volumes (default: ~/.kubeactor/agent)."`
 	SyncFrequency                 time.Duration `name:"sync-frequency" default:"10s" help:"Longest time between two syncs of a pod."`
@@ -98,8 +102,16 @@ func (a *Agent) Validate() error {
 	if ip, err := netip.ParseAddr(a.Address); err != nil || !ip.Is4() {
 		return fmt.Errorf("--address %q: want an IPv4 address", a.Address)
 	}
-	if a.Port < 0 || a.Port > 65535 {
-		return fmt.Errorf("--port %d: must be between 0 and 65535", a.Port)
+	for _, p := range []struct {
+		flag string
+		port int
+	}{{"--port", a.Port}, {"--read-only-port", a.ReadOnlyPort}, {"--healthz-port", a.HealthzPort}} {
+		if p.port < 0 || p.port > 65535 {
+			return fmt.Errorf("%s %d: must be between 0 and 65535", p.flag, p.port)
+		}
+	}
+	if a.HealthzPort != 0 && net.ParseIP(a.HealthzBindAddress) == nil {
+		return fmt.Errorf("--healthz-bind-address %q: not an IP address", a.HealthzBindAddress)
 	}
 	if a.PodInfraContainerImage == "" {
 		return fmt.Errorf("--pod-infra-container-image: must not be empty")

@@ -10,7 +10,7 @@ func validAgent() Agent {
 	return Agent{
 		Server: "http://127.0.0.1:8080", Simulate: 3, NamePrefix: "sim", NodeStatusUpdateFrequency: 10 * time.Second,
 		CapacityCPU: "4", CapacityMemory: "16Gi", MaxPods: 110, KubeAPIQPS: 1000, KubeAPIBurst: 2000, Workers: 32,
-		StatsInterval: time.Minute, Address: "0.0.0.0", Port: 10250, PodInfraContainerImage: "kubeactor/pause:latest",
+		StatsInterval: time.Minute, Address: "0.0.0.0", Port: 10250, ReadOnlyPort: 10255, HealthzPort: 10248, HealthzBindAddress: "127.0.0.1", PodInfraContainerImage: "kubeactor/pause:latest",
 		SyncFrequency: 10 * time.Second, MaxDeadContainersPerContainer: 2, MaxDeadContainers: 100,
 		FileCheckFrequency: 20 * time.Second, ClusterDomain: "cluster.local", GCPeriod: time.Minute, NetworkPlugin: "docker", ProxyMode: "iptables", BridgeName: "kbr0", ClusterCIDR: "10.244.0.0/16",
 	}
@@ -45,6 +45,11 @@ func TestAgentValidate(t *testing.T) {
 		{"bad address", func(a *Agent) { a.Address = "localhost" }, "--address"},
 		{"port too big", func(a *Agent) { a.Port = 70000 }, "--port"},
 		{"free port", func(a *Agent) { a.Port = 0 }, ""},
+		{"read-only port too big", func(a *Agent) { a.ReadOnlyPort = 65536 }, "--read-only-port"},
+		{"read-only port off", func(a *Agent) { a.ReadOnlyPort = 0 }, ""},
+		{"healthz port negative", func(a *Agent) { a.HealthzPort = -1 }, "--healthz-port"},
+		{"healthz bind address not an IP", func(a *Agent) { a.HealthzBindAddress = "localhost" }, "--healthz-bind-address"},
+		{"healthz off, no address needed", func(a *Agent) { a.HealthzPort, a.HealthzBindAddress = 0, "" }, ""},
 		{"no pause image", func(a *Agent) { a.PodInfraContainerImage = "" }, "--pod-infra-container-image"},
 		{"sync too often", func(a *Agent) { a.SyncFrequency = time.Millisecond }, "--sync-frequency"},
 		{"negative dead per container", func(a *Agent) { a.MaxDeadContainersPerContainer = -1 }, "--maximum-dead-containers-per-container"},

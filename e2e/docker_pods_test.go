@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +46,30 @@ func TestDockerNodeRegisters(t *testing.T) {
 	out := n.s.MustKubectl(t, "", "get", "node", n.name, "-o", "wide")
 	if !strings.Contains(out, "Ready") || !strings.Contains(out, "docker://") {
 		t.Errorf("kubectl get node -o wide:\n%s", out)
+	}
+	// The kubelet's read-only port (10255) and healthz port (10248), at their defaults.
+	for _, c := range []struct{ url, want string }{
+		{"http://127.0.0.1:10255/pods", `"kind":"PodList"`},
+		{"http://127.0.0.1:10255/healthz", "ok"},
+		{"http://127.0.0.1:10255/spec", "num_cores"},
+		{"http://127.0.0.1:10248/healthz", "ok"},
+	} {
+		resp, err := http.Get(c.url)
+		if err != nil {
+			t.Errorf("GET %s: %v", c.url, err)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), c.want) {
+			t.Errorf("GET %s = %d %.200q, want %q", c.url, resp.StatusCode, body, c.want)
+		}
+	}
+	if resp, err := http.Post("http://127.0.0.1:10255/run/default/web/web?cmd=ls", "", nil); err == nil {
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("the read-only port runs commands: %d", resp.StatusCode)
+		}
 	}
 }
 

@@ -47,11 +47,12 @@ type Config struct {
 
 // Server serves the agent's HTTP API. It is safe for concurrent use.
 type Server struct {
-	cfg     Config
-	log     logrus.FieldLogger
-	now     func() time.Time
-	handler http.Handler
-	addr    atomic.Value // string, once Run has bound
+	cfg             Config
+	log             logrus.FieldLogger
+	now             func() time.Time
+	handler         http.Handler
+	readOnlyHandler http.Handler
+	addr            atomic.Value // string, once Run has bound
 }
 
 // streamIdleTimeout ends an exec or port-forward session nobody uses (the kubelet's
@@ -70,7 +71,21 @@ func New(cfg Config) *Server {
 		s.log = logrus.StandardLogger().WithField("node", cfg.NodeName)
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok") })
+	s.readOnly(mux)
+	mux.HandleFunc("GET /containerLogs/{path...}", s.serveLogs)
+	mux.HandleFunc("/exec/{path...}", s.serveExec)
+	mux.HandleFunc("/portForward/{path...}", s.servePortForward)
+	mux.HandleFunc("POST /run/{path...}", s.serveRun)
+	s.handler = mux
+	ro := http.NewServeMux()
+	s.readOnly(ro)
+	s.readOnlyHandler = ro
+	return s
+}
+
+// readOnly mounts what the read-only port serves: pods, spec, stats and health.
+func (s *Server) readOnly(mux *http.ServeMux) {
+	mux.HandleFunc("GET /healthz", serveHealthz)
 	mux.HandleFunc("GET /pods", s.servePods)
 	mux.HandleFunc("GET /pods/{$}", s.servePods)
 	mux.HandleFunc("GET /spec", s.serveSpec)
@@ -78,16 +93,23 @@ func New(cfg Config) *Server {
 	mux.HandleFunc("GET /stats", s.serveAllStats)
 	mux.HandleFunc("GET /stats/{$}", s.serveAllStats)
 	mux.HandleFunc("GET /stats/{namespace}/{pod}/{uid}/{container}", s.serveContainerStats)
-	mux.HandleFunc("GET /containerLogs/{path...}", s.serveLogs)
-	mux.HandleFunc("/exec/{path...}", s.serveExec)
-	mux.HandleFunc("/portForward/{path...}", s.servePortForward)
-	mux.HandleFunc("POST /run/{path...}", s.serveRun)
-	s.handler = mux
-	return s
 }
 
-// Handler is the server's HTTP handler.
+func serveHealthz(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok") }
+
+// Handler is the server's HTTP handler (the kubelet's port, 10250).
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// ReadOnlyHandler serves the kubelet's read-only port (10255): pods, spec, stats and
+// healthz; no logs, exec, port-forward or run.
+func (s *Server) ReadOnlyHandler() http.Handler { return s.readOnlyHandler }
+
+// HealthzHandler serves the kubelet's healthz port (10248): /healthz only.
+func HealthzHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", serveHealthz)
+	return mux
+}
 
 // Addr is the address Run listens on, "" until it has bound.
 func (s *Server) Addr() string {

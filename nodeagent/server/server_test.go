@@ -348,3 +348,39 @@ func TestStatsJSONShape(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// TestReadOnlyAndHealthzPorts: the read-only port serves pods, spec, stats and
+// healthz but none of logs, exec, port-forward and run; the healthz port only health.
+func TestReadOnlyAndHealthzPorts(t *testing.T) {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	s := server.New(server.Config{NodeName: "n1", Runtime: servertest.NewRuntime(), Host: &servertest.Host{}, Log: log})
+	tests := []struct {
+		name    string
+		handler http.Handler
+		method  string
+		path    string
+		want    int
+	}{
+		{"read-only healthz", s.ReadOnlyHandler(), http.MethodGet, "/healthz", http.StatusOK},
+		{"read-only pods", s.ReadOnlyHandler(), http.MethodGet, "/pods", http.StatusOK},
+		{"read-only spec", s.ReadOnlyHandler(), http.MethodGet, "/spec", http.StatusOK},
+		{"read-only stats", s.ReadOnlyHandler(), http.MethodGet, "/stats", http.StatusOK},
+		{"read-only: no logs", s.ReadOnlyHandler(), http.MethodGet, "/containerLogs/default/web/web", http.StatusNotFound},
+		{"read-only: no exec", s.ReadOnlyHandler(), http.MethodPost, "/exec/default/web/web?command=ls", http.StatusNotFound},
+		{"read-only: no port-forward", s.ReadOnlyHandler(), http.MethodPost, "/portForward/default/web", http.StatusNotFound},
+		{"read-only: no run", s.ReadOnlyHandler(), http.MethodPost, "/run/default/web/web?cmd=ls", http.StatusNotFound},
+		{"healthz", server.HealthzHandler(), http.MethodGet, "/healthz", http.StatusOK},
+		{"healthz: nothing else", server.HealthzHandler(), http.MethodGet, "/pods", http.StatusNotFound},
+		{"main port: pods too", s.Handler(), http.MethodGet, "/pods", http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			tc.handler.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+			if rec.Code != tc.want {
+				t.Fatalf("%s %s = %d %q, want %d", tc.method, tc.path, rec.Code, rec.Body.String(), tc.want)
+			}
+		})
+	}
+}
