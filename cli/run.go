@@ -18,6 +18,7 @@ var Version = "v0.1.0"
 
 type root struct {
 	config.Logging
+	config.Glog
 
 	Server  serverCmd  `cmd:"" help:"Run the API server, the store and the control-plane actors."`
 	Agent   agentCmd   `cmd:"" help:"Run the node agent; --simulate N runs N simulated nodes."`
@@ -65,10 +66,14 @@ func Run(args []string) int {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	prog := programName(args[0])
+	if prog == config.ControllerManager || prog == config.Scheduler {
+		return insideAPIServer(prog, args[1:], stdout, stderr)
+	}
 	var cli root
 	exit := -1
 	parser, err := kong.New(&cli,
-		kong.Name("kubeactor"),
+		kong.Name(prog),
 		kong.Description("An actor-model container orchestrator that speaks the Kubernetes v1 API."),
 		kong.UsageOnError(),
 		kong.Writers(stdout, stderr),
@@ -78,7 +83,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kubeactor: %v\n", err)
 		return 2
 	}
-	ctx, err := parser.Parse(reorder(normalizeFlags(args[1:]), flagArity(parser.Model), passthroughAt(parser.Model)))
+	component, argv, warns := bookCommandLine(prog, normalizeFlags(args[1:]), parser.Model)
+	ctx, err := parser.Parse(reorder(argv, flagArity(parser.Model), passthroughAt(parser.Model)))
 	if exit >= 0 {
 		return exit
 	}
@@ -86,7 +92,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kubeactor: %v\n", err)
 		return 2
 	}
-	log := newLogger(cli.Logging, stderr)
+	if cli.PrintVersion {
+		fmt.Fprintf(stdout, "Kubernetes %s (kubeactor)\n", Version)
+		return 0
+	}
+	log, closeLog, err := glogLogger(cli.Logging, cli.Glog, logName(prog, component), stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "kubeactor: %v\n", err)
+		return 2
+	}
+	defer closeLog()
+	logWarnings(log, component, warns)
 	if err := ctx.Run(&globals{log: log, stdout: stdout, stderr: stderr}); err != nil {
 		var code exitCode
 		if errors.As(err, &code) { // already printed, kubectl-style

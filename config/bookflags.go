@@ -1,0 +1,249 @@
+package config
+
+import (
+	"sort"
+	"strings"
+)
+
+// The book's component names. The kubeactor binary behaves as the component it is
+// run as (a link or a copy named so).
+const (
+	APIServer         = "kube-apiserver"
+	ControllerManager = "kube-controller-manager"
+	Scheduler         = "kube-scheduler"
+	Kubelet           = "kubelet"
+	KubeProxy         = "kube-proxy"
+	Kubectl           = "kubectl"
+)
+
+// Components lists the book's component names.
+var Components = []string{APIServer, ControllerManager, Scheduler, Kubelet, KubeProxy, Kubectl}
+
+// BookFlag is a flag the book prints for a component that kubeactor accepts without
+// honouring it.
+type BookFlag struct {
+	Name   string // long name, '-' spelling, without the dashes
+	Bool   bool   // takes no separate value (--name or --name=false)
+	Reason string // why it has no effect here
+}
+
+// Warning says that a flag given on the command line has no effect, and why.
+type Warning struct {
+	Flag   string // as written: --etcd-servers
+	Reason string
+}
+
+// bookRenames maps a component's old or book-only flag names onto kubeactor's.
+var bookRenames = map[string]map[string]string{
+	APIServer: {"address": "insecure-bind-address", "port": "insecure-port"},
+	Kubelet:   {"master": "server", "apiservers": "server"},
+}
+
+const (
+	noCloud    = "there is no cloud provider: nodes are machines that run the agent"
+	noTLS      = "this build serves the API over plain HTTP on --insecure-bind-address:--insecure-port only"
+	inStore    = "the state is in the embedded Pebble store under --data-dir, not in etcd"
+	noCAdvisor = "there is no cAdvisor: the agent serves /stats and /spec itself on --port and --read-only-port"
+	noCgroup   = "the agent does not move itself or the system into cgroups"
+	noSSH      = "the API server reaches nodes over HTTP, not SSH tunnels"
+	apiserver  = "the controllers and the scheduler run inside kube-apiserver (kubeactor server): pass it there"
+)
+
+// bookFlags are the flags the book prints for each component that have no effect
+// here. A flag kubeactor's command has itself is never stripped, so a flag added
+// later as a real one (--admission-control, --allow-privileged, --tls-cert-file) is
+// honoured from then on.
+var bookFlags = map[string][]BookFlag{
+	APIServer: {
+		{"etcd-servers", false, inStore},
+		{"etcd-config", false, inStore},
+		{"etcd-prefix", false, inStore},
+		{"old-etcd-prefix", false, inStore},
+		{"storage-version", false, "objects are stored as v1"},
+		{"kubelet-port", false, "the server reaches each kubelet at the port the node reports in its status (status.daemonEndpoints)"},
+		{"kubelet-https", true, "the server reaches kubelets over HTTP"},
+		{"kubelet-timeout", false, "requests to kubelets end with the client's request"},
+		{"kubelet-certificate-authority", false, "the server reaches kubelets over HTTP"},
+		{"kubelet-client-certificate", false, "the server reaches kubelets over HTTP"},
+		{"kubelet-client-key", false, "the server reaches kubelets over HTTP"},
+		{"allow-privileged", true, "privileged containers are not refused by the server; the agent runs a container privileged when its securityContext asks"},
+		{"admission-control", false, "the admission chain is fixed in this build: namespace lifecycle (objects in a missing or terminating namespace are refused; default and kube-system always exist)"},
+		{"admission-control-config-file", false, "the admission chain is fixed in this build"},
+		{"api-burst", false, "the server does not rate-limit clients"},
+		{"api-rate", false, "the server does not rate-limit clients"},
+		{"api-prefix", false, "the API is always under /api"},
+		{"authorization-mode", false, "every request is allowed: " + noTLS},
+		{"authorization-policy-file", false, "every request is allowed: " + noTLS},
+		{"basic-auth-file", false, noTLS},
+		{"token-auth-file", false, noTLS},
+		{"client-ca-file", false, noTLS},
+		{"tls-cert-file", false, noTLS},
+		{"tls-private-key-file", false, noTLS},
+		{"cert-dir", false, noTLS},
+		{"bind-address", false, noTLS},
+		{"secure-port", false, noTLS},
+		{"public-address-override", false, noTLS},
+		{"service-account-key-file", false, "service account tokens are not issued by this build"},
+		{"service-account-lookup", true, "service account tokens are not issued by this build"},
+		{"cloud-config", false, noCloud},
+		{"cloud-provider", false, noCloud},
+		{"cluster-name", false, "the cluster's name is used by cloud providers only"},
+		{"cors-allowed-origins", false, "the server sends no CORS headers"},
+		{"external-hostname", false, "there are no swagger docs; the kubernetes service points at --advertise-address"},
+		{"httptest.serve", false, "there is no mock test server"},
+		{"long-running-request-regexp", false, "there is no in-flight limit to exempt requests from"},
+		{"max-requests-inflight", false, "the server does not limit requests in flight; writes queue at their actors and time out after --request-timeout"},
+		{"min-request-timeout", false, "watches last until the client ends them (or their timeoutSeconds)"},
+		{"master-service-namespace", false, "the kubernetes service is always in default"},
+		{"runtime-config", false, "only api/v1 is served"},
+		{"ssh-keyfile", false, noSSH},
+		{"ssh-user", false, noSSH},
+		// Controller-manager and scheduler flags: they run here too.
+		{"concurrent-endpoint-syncs", false, "each service's endpoints are kept by its own actor"},
+		{"concurrent-rc-syncs", false, "each replication controller is its own actor"},
+		{"service-sync-period", false, noCloud},
+		{"node-sync-period", false, noCloud},
+		{"namespace-sync-period", false, "a namespace is finalized as soon as it is deleted"},
+		{"pvclaimbinder-sync-period", false, "there are no persistent volumes in this build"},
+		{"register-retry-count", false, noCloud},
+		{"resource-quota-sync-period", false, "resource quotas are not enforced by this build"},
+		{"service-account-private-key-file", false, "service account tokens are not issued by this build"},
+		{"root-ca-file", false, "service account tokens are not issued by this build"},
+		{"algorithm-provider", false, "the scheduler's default provider is used unless --policy-config-file names predicates and priorities"},
+		{"master", false, "kube-apiserver is the master"},
+		{"kubeconfig", false, "kube-apiserver is the master"},
+	},
+	Kubelet: {
+		{"enable-server", true, "the agent's server is always on, on --address:--port"},
+		{"enable-debugging-handlers", true, "logs, exec, attach and port-forward are always served on --port (never on --read-only-port)"},
+		{"register-node", true, "the agent always registers its node"},
+		{"allow-privileged", true, "the agent runs a container privileged when its securityContext asks"},
+		{"kubeconfig", false, "the agent reaches --api-servers over plain HTTP without credentials"},
+		{"cadvisor-port", false, noCAdvisor},
+		{"log-cadvisor-usage", true, noCAdvisor},
+		{"container-hints", false, noCAdvisor},
+		{"docker-only", true, noCAdvisor},
+		{"cert-dir", false, "the agent's server is plain HTTP"},
+		{"tls-cert-file", false, "the agent's server is plain HTTP"},
+		{"tls-private-key-file", false, "the agent's server is plain HTTP"},
+		{"chaos-chance", false, "there is no client error injection"},
+		{"cloud-config", false, noCloud},
+		{"cloud-provider", false, noCloud},
+		{"configure-cbr0", true, "use --network-plugin=bridge (the agent's own bridge, --bridge-name, for the node's pod CIDR)"},
+		{"container-runtime", false, "the runtime is Docker"},
+		{"containerized", true, "the agent runs on the host"},
+		{"docker-endpoint", false, "the Docker engine is found from DOCKER_HOST (default unix:///var/run/docker.sock)"},
+		{"docker-exec-handler", false, "exec goes through the Docker engine's exec API"},
+		{"docker-root", false, "the engine's directories are its own business"},
+		{"docker-run", false, "the engine's directories are its own business"},
+		{"event-storage-age-limit", false, "events are kept by the API server for its --event-ttl"},
+		{"event-storage-event-limit", false, "events are kept by the API server for its --event-ttl"},
+		{"manifest-url", false, "static pods come from --config (--pod-manifest-path) only"},
+		{"http-check-frequency", false, "static pods come from --config (--pod-manifest-path) only"},
+		{"google-json-key", false, noCloud},
+		{"host-network-sources", false, "pods from every source may use the host's network"},
+		{"httptest.serve", false, "there is no mock test server"},
+		{"image-gc-high-threshold", false, "images are not collected; dead containers are (--maximum-dead-containers)"},
+		{"image-gc-low-threshold", false, "images are not collected; dead containers are (--maximum-dead-containers)"},
+		{"low-diskspace-threshold-mb", false, "pods are not refused for disk space"},
+		{"master-service-namespace", false, "the kubernetes service is always in default"},
+		{"oom-score-adj", false, "the agent does not change its oom_score_adj"},
+		{"pod-cidr", false, "the node's pod CIDR comes from the API server (spec.podCIDR)"},
+		{"really-crash-for-testing", true, "a panic ends the agent anyway"},
+		{"registry-qps", false, "image pulls are not rate-limited"},
+		{"registry-burst", false, "image pulls are not rate-limited"},
+		{"resource-container", false, noCgroup},
+		{"system-container", false, noCgroup},
+		{"runonce", true, "the agent always runs against the API server"},
+		{"streaming-connection-idle-timeout", false, "exec and port-forward streams last until either side closes them"},
+	},
+	KubeProxy: {
+		{"bind-address", false, "the proxy serves cluster IPs and NodePorts on every address of the node"},
+		{"healthz-bind-address", false, "the service proxy has no healthz server"},
+		{"healthz-port", false, "the service proxy has no healthz server"},
+		{"oom-score-adj", false, "the proxy does not change its oom_score_adj"},
+		{"proxy-port-range", false, "the userspace proxy's sockets take free ports"},
+		{"resource-container", false, noCgroup},
+	},
+	ControllerManager: {
+		{"address", false, apiserver}, {"port", false, apiserver},
+		{"master", false, apiserver}, {"kubeconfig", false, apiserver},
+		{"cloud-provider", false, apiserver}, {"cloud-config", false, apiserver},
+		{"concurrent-endpoint-syncs", false, apiserver}, {"concurrent-rc-syncs", false, apiserver},
+		{"service-sync-period", false, apiserver}, {"node-sync-period", false, apiserver},
+		{"resource-quota-sync-period", false, apiserver}, {"namespace-sync-period", false, apiserver},
+		{"pvclaimbinder-sync-period", false, apiserver}, {"register-retry-count", false, apiserver},
+		{"node-monitor-grace-period", false, apiserver}, {"node-startup-grace-period", false, apiserver},
+		{"node-monitor-period", false, apiserver}, {"pod-eviction-timeout", false, apiserver},
+		{"deleting-pods-qps", false, apiserver}, {"deleting-pods-burst", false, apiserver},
+		{"service-account-private-key-file", false, apiserver}, {"root-ca-file", false, apiserver},
+		{"cluster-name", false, apiserver}, {"cluster-cidr", false, apiserver},
+		{"allocate-node-cidrs", true, apiserver}, {"profiling", true, apiserver},
+		{"httptest.serve", false, apiserver},
+	},
+	Scheduler: {
+		{"address", false, apiserver}, {"port", false, apiserver},
+		{"master", false, apiserver}, {"kubeconfig", false, apiserver},
+		{"algorithm-provider", false, apiserver}, {"policy-config-file", false, apiserver},
+		{"profiling", true, apiserver},
+	},
+}
+
+// commonBookFlags are the book's logging flags (Table 4.1) that have no effect here;
+// every component accepts them.
+var commonBookFlags = []BookFlag{
+	{"log-flush-frequency", false, "every log entry is written at once"},
+	{"log-backtrace-at", false, "no stack traces are logged"},
+}
+
+// BookFlags returns the flags the book prints for component that have no effect
+// here, sorted by name.
+func BookFlags(component string) []BookFlag {
+	fs := append(append([]BookFlag(nil), bookFlags[component]...), commonBookFlags...)
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Name < fs[j].Name })
+	return fs
+}
+
+// BookArgs rewrites a component's command line (flags already in the '-' spelling)
+// into kubeactor's: renamed flags get kubeactor's names, and flags of bookFlags
+// that the command does not have (known tells) are taken out, each with a warning.
+// Everything else is left for the command's parser, which reports what it does not
+// know. Nothing after a bare "--" is touched.
+func BookArgs(component string, args []string, known func(name string) bool) ([]string, []Warning) {
+	renames := bookRenames[component]
+	ignored := map[string]BookFlag{}
+	for _, f := range BookFlags(component) {
+		ignored[f.Name] = f
+	}
+	out := make([]string, 0, len(args))
+	var warns []Warning
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			out = append(out, args[i:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "--") {
+			out = append(out, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(a[2:], "=")
+		if to, ok := renames[name]; ok && !known(name) {
+			name = to
+			a = "--" + to
+			if hasValue {
+				a += "=" + value
+			}
+		}
+		f, ok := ignored[name]
+		if !ok || known(name) {
+			out = append(out, a)
+			continue
+		}
+		if !hasValue && !f.Bool && i+1 < len(args) {
+			i++ // its value
+		}
+		warns = append(warns, Warning{Flag: "--" + name, Reason: f.Reason})
+	}
+	return out, warns
+}
