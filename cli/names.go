@@ -164,7 +164,7 @@ func insideAPIServer(prog string, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if flags.PrintVersion {
-		fmt.Fprintf(stdout, "Kubernetes %s (kubeactor)\n", Version)
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
 	log, done, err := glogLogger(flags.Logging, flags.Glog, prog, stderr)
@@ -201,4 +201,9 @@ func apiServerFlags() map[string]bool {
 		return nil
 	}
 	return commandFlags(parser.Model, "server")
+}
+
+// versionLine is what --version prints, as `kubeactor version --client` does.
+func versionLine() string {
+	return fmt.Sprintf("kubeactor %s (Kubernetes API v1, compatible with v1.0.0)", Version)
 }

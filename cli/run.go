@@ -93,7 +93,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cli.PrintVersion {
-		fmt.Fprintf(stdout, "Kubernetes %s (kubeactor)\n", Version)
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
 	log, closeLog, err := glogLogger(cli.Logging, cli.Glog, logName(prog, component), stderr)

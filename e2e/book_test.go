@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// bookComponents are the names `make install` links to the binary.
+var bookComponents = []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy", "kubectl"}
+
+// bookLinks makes a directory of symlinks to the binary under test, one per
+// component, as `make install` does.
+func bookLinks(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, c := range bookComponents {
+		if err := os.Symlink(Binary(t), filepath.Join(dir, c)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// daemon is a component running in the background, stopped at cleanup.
+type daemon struct {
+	*Background
+	done chan struct{}
+}
+
+func startDaemon(t *testing.T, program string, args ...string) *daemon {
+	t.Helper()
+	cmd := exec.Command(program, args...)
+	d := &daemon{Background: &Background{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = d.Background, d.Background
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", program, err)
+	}
+	go func() { _ = cmd.Wait(); close(d.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-d.done
+		}
+		if t.Failed() {
+			t.Logf("%s %s:\n%s", filepath.Base(program), strings.Join(args, " "), d.Output())
+		}
+	})
+	return d
+}
+
+// waitReady waits for the API server at url to answer /readyz.
+func waitReady(t *testing.T, url string, d *daemon) {
+	t.Helper()
+	Eventually(t, 60*time.Second, "kube-apiserver ready", func() error {
+		select {
+		case <-d.done:
+			t.Fatalf("kube-apiserver exited:\n%s", d.Output())
+		default:
+		}
+		resp, err := http.Get(url + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+}
+
+// runComponent runs a component that exits by itself and returns its output.
+func runComponent(t *testing.T, program string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, program, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(program), strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// bookRedisMaster creates the book's first RC through the kubectl link and waits
+// for its pod to run on the node.
+func bookRedisMaster(t *testing.T, links, url string) {
+	t.Helper()
+	kubectl := filepath.Join(links, "kubectl")
+	home := t.TempDir()
+	kc := func(args ...string) (string, error) {
+		cmd := exec.Command(kubectl, append([]string{"-s", url}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG="+filepath.Join(home, "none"))
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := kc("create", "-f", guestbook("redis-master-controller.yaml")); err != nil || !strings.Contains(out, "redis-master") {
+		t.Fatalf("kubectl create: %v\n%s", err, out)
+	}
+	Eventually(t, 60*time.Second, "the redis-master pod runs", func() error {
+		out, err := kc("get", "pods", "-l", "name=redis-master")
+		if err != nil || !strings.Contains(out, "Running") {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	})
+}
+
+// TestBookComponentLines runs the book's component command lines through the links,
+// with loopback addresses, a free port and the test's own data directory added.
+func TestBookComponentLines(t *testing.T) {
+	links := bookLinks(t)
+	port := freePort(t)
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	api := startDaemon(t, filepath.Join(links, "kube-apiserver"),
+		"--logtostderr=true", "--v=0", "--etcd_servers=http://127.0.0.1:4001", "--address=127.0.0.1", "--port="+strconv.Itoa(port),
+		"--kubelet_port=10250", "--allow_privileged=false", "--service-cluster-ip-range=10.254.0.0/16",
+		"--data-dir="+t.TempDir(), "--dns-port=0")
+	waitReady(t, url, api)
+	for _, flag := range []string{"--etcd-servers", "--kubelet-port", "--allow-privileged"} {
+		if !strings.Contains(api.Output(), "flag="+flag) {
+			t.Errorf("no warning about %s:\n%s", flag, api.Output())
+		}
+	}
+
+	for _, c := range []string{"kube-controller-manager", "kube-scheduler"} {
+		out := runComponent(t, filepath.Join(links, c), "--logtostderr=true", "--v=0", "--master="+url)
+		if strings.Count(out, "\n") != 1 || !strings.Contains(out, "run inside kube-apiserver") {
+			t.Errorf("%s: %q", c, out)
+		}
+	}
+	// kube-proxy for real would rewrite the host's iptables, which other tests share:
+	// its book line is checked up to the start.
+	if out := runComponent(t, filepath.Join(links, "kube-proxy"), "--logtostderr=true", "--v=0", "--master="+url, "--version"); !strings.Contains(out, "kubeactor") {
+		t.Errorf("kube-proxy --version: %q", out)
+	}
+
+	startDaemon(t, filepath.Join(links, "kubelet"), "--logtostderr=true", "--v=0", "--api_servers="+url,
+		"--address=127.0.0.1", "--port=0", "--hostname_override=node1", "--allow_privileged=false",
+		"--pod_infra_container_image=docker.intranet.com:5000/google_containers/pause:latest",
+		"--simulate=1", "--read-only-port=0", "--healthz-port=0")
+	bookRedisMaster(t, links, url)
+}
+
+// TestBookEnvFiles starts the components the way the book's unit files do: bash
+// sources /etc/kubernetes/config and the component's file, and runs the component
+// with the variables its unit passes. The files are the book's, with loopback
+// addresses, a free port and the test's directories.
+func TestBookEnvFiles(t *testing.T) {
+	links := bookLinks(t)
+	etc := t.TempDir()
+	logDir := t.TempDir()
+	port := strconv.Itoa(freePort(t))
+	url := "http://127.0.0.1:" + port
+	files := map[string]string{
+		"config": `KUBE_LOGTOSTDERR="--logtostderr=false"
+KUBE_LOG_LEVEL="--v=0"
+KUBE_ALLOW_PRIV="--allow_privileged=false"
+KUBE_MASTER="--master=` + url + `"
+`,
+		"apiserver": `KUBE_API_ADDRESS="--insecure-bind-address=127.0.0.1"
+KUBE_API_PORT="--insecure-port=` + port + `"
+KUBE_ETCD_SERVERS="--etcd_servers=http://127.0.0.1:4001"
+KUBELET_PORT="--kubelet_port=10250"
+KUBE_SERVICE_ADDRESSES="--service-cluster-ip-range=10.254.0.0/16"
+KUBE_ADMISSION_CONTROL="--admission_control=NamespaceAutoProvision,LimitRanger,SecurityContextDeny"
+KUBE_API_ARGS="--log-dir=` + logDir + ` --data-dir=` + t.TempDir() + ` --dns-port=0"
+`,
+		"controller-manager": `KUBE_CONTROLLER_MANAGER_ARGS="--log-dir=` + logDir + `"
+`,
+		"scheduler": `KUBE_SCHEDULER_ARGS="--log-dir=` + logDir + `"
+`,
+		"kubelet": `KUBELET_ADDRESS="--address=127.0.0.1"
+KUBELET_PORT="--port=0"
+KUBELET_HOSTNAME="--hostname_override=node1"
+KUBELET_API_SERVER="--api_servers=` + url + `"
+KUBELET_ARGS="--pod_infra_container_image=docker.intranet.com:5000/google_containers/pause:latest --log-dir=` + logDir + ` --simulate=1 --read-only-port=0 --healthz-port=0"
+`,
+		"proxy": `KUBE_PROXY_ARGS="--log-dir=` + logDir + ` --version"
+`,
+	}
+	for name, content := range files {
+		writeFile(t, etc, name, content)
+	}
+	unit := func(file, program, vars string) []string {
+		return []string{"-c", fmt.Sprintf("set -a; . %s/config; . %s/%s; exec %s/%s %s", etc, etc, file, links, program, vars)}
+	}
+	api := startDaemon(t, "bash", unit("apiserver", "kube-apiserver",
+		"$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_ETCD_SERVERS $KUBE_API_ADDRESS $KUBE_API_PORT $KUBELET_PORT $KUBE_ALLOW_PRIV $KUBE_SERVICE_ADDRESSES $KUBE_ADMISSION_CONTROL $KUBE_API_ARGS")...)
+	waitReady(t, url, api)
+	runComponent(t, "bash", unit("controller-manager", "kube-controller-manager", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_CONTROLLER_MANAGER_ARGS")...)
+	runComponent(t, "bash", unit("scheduler", "kube-scheduler", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_SCHEDULER_ARGS")...)
+	runComponent(t, "bash", unit("proxy", "kube-proxy", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_PROXY_ARGS")...)
+	startDaemon(t, "bash", unit("kubelet", "kubelet",
+		"$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBELET_API_SERVER $KUBELET_ADDRESS $KUBELET_PORT $KUBELET_HOSTNAME $KUBE_ALLOW_PRIV $KUBELET_ARGS")...)
+	bookRedisMaster(t, links, url)
+
+	// --logtostderr=false: each component logs to its own file in --log-dir.
+	for _, c := range []struct{ component, want string }{
+		{"kube-apiserver", "msg=serving"},
+		{"kube-apiserver", "flag=--admission-control"},
+		{"kube-controller-manager", "run inside kube-apiserver"},
+		{"kube-scheduler", "run inside kube-apiserver"},
+		{"kubelet", "nodes registered"},
+	} {
+		data, err := os.ReadFile(filepath.Join(logDir, c.component+".INFO"))
+		if err != nil || !strings.Contains(string(data), c.want) {
+			t.Errorf("%s.INFO: %v, want %q in:\n%s", c.component, err, c.want, data)
+		}
+	}
+}
