@@ -6,7 +6,12 @@ PKGS     := ./...
 UNIT     := $(shell $(GO) list ./... 2>/dev/null | grep -v /e2e)
 STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 
-.PHONY: build run up test unit e2e check fmt vet lint boundaries bench tools clean images
+.PHONY: build run up test unit e2e check fmt vet lint boundaries bench tools clean images install
+
+# install: the binary into $(PREFIX)/bin, with links under the book's names; a
+# file of one of those names that is not a link (a real kubectl) is kept.
+PREFIX     ?= /usr/local
+BOOK_NAMES := kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl
 
 build:
 	CGO_ENABLED=0 $(GO) build -o $(BIN) .
@@ -53,6 +58,14 @@ bench: build
 ## images: the pause, testserver and busybox images, built into the local Docker engine.
 images:
 	./images/build.sh
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/kubeactor
+	@for n in $(BOOK_NAMES); do \
+	  f=$(DESTDIR)$(PREFIX)/bin/$$n; \
+	  if [ -e $$f ] && [ ! -L $$f ]; then echo "kept $$f (not a link)"; else ln -sfn kubeactor $$f && echo "$$f -> kubeactor"; fi; \
+	done
 
 clean:
 	rm -rf bin
