@@ -30,7 +30,7 @@ type serverCmd struct {
 func (c *serverCmd) Run(g *globals) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, c.Server, g.log, nil)
+	return serve(ctx, c.Server, g.log, sdNotifyReady(g.log))
 }
 
 type upCmd struct {

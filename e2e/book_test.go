@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -196,9 +197,23 @@ KUBELET_ARGS="--pod_infra_container_image=docker.intranet.com:5000/google_contai
 	unit := func(file, program, vars string) []string {
 		return []string{"-c", fmt.Sprintf("set -a; . %s/config; . %s/%s; exec %s/%s %s", etc, etc, file, links, program, vars)}
 	}
+	// The apiserver's unit is Type=notify: systemd waits for READY=1.
+	notify := filepath.Join(t.TempDir(), "notify")
+	sd, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: notify, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sd.Close()
+	t.Setenv("NOTIFY_SOCKET", notify)
 	api := startDaemon(t, "bash", unit("apiserver", "kube-apiserver",
 		"$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_ETCD_SERVERS $KUBE_API_ADDRESS $KUBE_API_PORT $KUBELET_PORT $KUBE_ALLOW_PRIV $KUBE_SERVICE_ADDRESSES $KUBE_ADMISSION_CONTROL $KUBE_API_ARGS")...)
 	waitReady(t, url, api)
+	os.Unsetenv("NOTIFY_SOCKET")
+	_ = sd.SetReadDeadline(time.Now().Add(30 * time.Second))
+	buf := make([]byte, 64)
+	if n, err := sd.Read(buf); err != nil || string(buf[:n]) != "READY=1" {
+		t.Errorf("systemd notification %q, %v; want READY=1", buf[:n], err)
+	}
 	runComponent(t, "bash", unit("controller-manager", "kube-controller-manager", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_CONTROLLER_MANAGER_ARGS")...)
 	runComponent(t, "bash", unit("scheduler", "kube-scheduler", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_SCHEDULER_ARGS")...)
 	runComponent(t, "bash", unit("proxy", "kube-proxy", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_PROXY_ARGS")...)
