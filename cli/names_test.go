@@ -63,6 +63,7 @@ var bookComponentFlags = map[string][]string{
 	config.Kubelet: {
 		"--address=0.0.0.0", "--port=10250", "--hostname_override=node1", "--hostname-override=node1",
 		"--api_servers=http://kubernetes-master:8080", "--api-servers=http://kubernetes-master:8080", "--apiservers=http://kubernetes-master:8080",
+		"--api-servers=http://10.0.0.1:8080,http://10.0.0.2:8080",
 		"--master=http://kubernetes-master:8080",
 		"--pod_infra_container_image=docker.intranet.com:5000/google_containers/pause:latest", "--pod-infra-container-image=gcr.io/google_containers/pause:0.8.0",
 		"--enable-server=true", "--enable-debugging-handlers=true", "--read-only-port=10255", "--cadvisor-port=4194",
@@ -183,6 +184,10 @@ func TestBookCommandLine(t *testing.T) {
 			config.APIServer, []string{"server", "--insecure-port=8080"}, []string{"--etcd-servers"}},
 		{"kubelet", config.Kubelet, []string{"--master=http://m:8080", "--register-node"},
 			config.Kubelet, []string{"agent", "--proxy-mode=none", "--server=http://m:8080"}, []string{"--register-node"}},
+		{"kubelet's list of API servers", config.Kubelet, []string{"--api-servers", "http://a:8080,http://b:8080"},
+			config.Kubelet, []string{"agent", "--proxy-mode=none", "--api-servers=http://a:8080"}, []string{"--api-servers"}},
+		{"kubelet's one API server", config.Kubelet, []string{"--api-servers", "http://a:8080"},
+			config.Kubelet, []string{"agent", "--proxy-mode=none", "--api-servers=http://a:8080"}, nil},
 		{"kube-proxy", config.KubeProxy, []string{"--master=http://m:8080", "--oom-score-adj=-899"},
 			config.KubeProxy, []string{"proxy", "--proxy-mode=userspace", "--master=http://m:8080"}, []string{"--oom-score-adj"}},
 		{"kubectl proxy is not kube-proxy", "kubeactor", []string{"proxy", "--port=8001"}, "", []string{"proxy", "--port=8001"}, nil},

@@ -39,6 +39,15 @@ var bookRenames = map[string]map[string]string{
 	Kubelet:   {"master": "server", "apiservers": "server"},
 }
 
+// bookFirstOf are the flags that take a list in the book (the kubelet's API servers)
+// where kubeactor uses the first element.
+var bookFirstOf = map[string]map[string]string{
+	Kubelet: {
+		"server":      "the agent talks to the first API server of the list",
+		"api-servers": "the agent talks to the first API server of the list",
+	},
+}
+
 const (
 	noCloud    = "there is no cloud provider: nodes are machines that run the agent"
 	noTLS      = "this build serves the API over plain HTTP on --insecure-bind-address:--insecure-port only"
@@ -233,6 +242,19 @@ func BookArgs(component string, args []string, known func(name string) bool) ([]
 			a = "--" + to
 			if hasValue {
 				a += "=" + value
+			}
+		}
+		if reason, ok := bookFirstOf[component][name]; ok && known(name) {
+			if !hasValue && i+1 < len(args) {
+				i++
+				value, hasValue = args[i], true
+			}
+			if first, _, list := strings.Cut(value, ","); list {
+				value = first
+				warns = append(warns, Warning{Flag: "--" + name, Reason: reason})
+			}
+			if hasValue {
+				a = "--" + name + "=" + value
 			}
 		}
 		f, ok := ignored[name]
