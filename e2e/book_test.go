@@ -96,7 +96,7 @@ func runComponent(t *testing.T, program string, args ...string) string {
 
 // bookRedisMaster creates the book's first RC through the kubectl link and waits
 // for its pod to run on the node.
-func bookRedisMaster(t *testing.T, links, url string) {
+func bookRedisMaster(t *testing.T, links, url, file string) {
 	t.Helper()
 	kubectl := filepath.Join(links, "kubectl")
 	home := t.TempDir()
@@ -106,7 +106,7 @@ func bookRedisMaster(t *testing.T, links, url string) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	if out, err := kc("create", "-f", guestbook("redis-master-controller.yaml")); err != nil || !strings.Contains(out, "redis-master") {
+	if out, err := kc("create", "-f", file); err != nil || !strings.Contains(out, "redis-master") {
 		t.Fatalf("kubectl create: %v\n%s", err, out)
 	}
 	Eventually(t, 60*time.Second, "the redis-master pod runs", func() error {
@@ -118,10 +118,10 @@ func bookRedisMaster(t *testing.T, links, url string) {
 	})
 }
 
-// TestBookComponentLines runs the book's component command lines through the links,
-// with loopback addresses, a free port and the test's own data directory added.
-func TestBookComponentLines(t *testing.T) {
-	links := bookLinks(t)
+// startBookAPIServer runs the book's kube-apiserver line through the link, on a free
+// loopback port with a data directory of the test's, and returns its URL.
+func startBookAPIServer(t *testing.T, links string) (string, *daemon) {
+	t.Helper()
 	port := freePort(t)
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
 	api := startDaemon(t, filepath.Join(links, "kube-apiserver"),
@@ -129,6 +129,30 @@ func TestBookComponentLines(t *testing.T) {
 		"--kubelet_port=10250", "--allow_privileged=false", "--service-cluster-ip-range=10.254.0.0/16",
 		"--data-dir="+t.TempDir(), "--dns-port=0")
 	waitReady(t, url, api)
+	return url, api
+}
+
+// TestBookDockerKubelet runs the book's kubelet line as the Docker node agent, with
+// the project's pause image (`make images`), and the book's first RC on it.
+func TestBookDockerKubelet(t *testing.T) {
+	requireDocker(t)
+	links := bookLinks(t)
+	url, _ := startBookAPIServer(t, links)
+	node := "e2e-" + randHex(4)
+	n := &dockerNode{t: t, name: node}
+	t.Cleanup(n.removeContainers)
+	startDaemon(t, filepath.Join(links, "kubelet"), "--logtostderr=true", "--v=0", "--api_servers="+url,
+		"--address=127.0.0.1", "--port=0", "--hostname_override="+node, "--allow_privileged=false",
+		"--pod_infra_container_image="+imagePause, "--root-dir="+t.TempDir(), "--read-only-port=0", "--healthz-port=0",
+		"--node-status-update-frequency=1s", "--sync-frequency=2s")
+	bookRedisMaster(t, links, url, filepath.Join("testdata", "guestbook-local", "redis-master-controller.yaml"))
+}
+
+// TestBookComponentLines runs the book's component command lines through the links,
+// with loopback addresses, a free port and the test's own data directory added.
+func TestBookComponentLines(t *testing.T) {
+	links := bookLinks(t)
+	url, api := startBookAPIServer(t, links)
 	for _, flag := range []string{"--etcd-servers", "--kubelet-port", "--allow-privileged"} {
 		if !strings.Contains(api.Output(), "flag="+flag) {
 			t.Errorf("no warning about %s:\n%s", flag, api.Output())
@@ -151,7 +175,7 @@ func TestBookComponentLines(t *testing.T) {
 		"--address=127.0.0.1", "--port=0", "--hostname_override=node1", "--allow_privileged=false",
 		"--pod_infra_container_image=docker.intranet.com:5000/google_containers/pause:latest",
 		"--simulate=1", "--read-only-port=0", "--healthz-port=0")
-	bookRedisMaster(t, links, url)
+	bookRedisMaster(t, links, url, guestbook("redis-master-controller.yaml"))
 }
 
 // TestBookEnvFiles starts the components the way the book's unit files do: bash
@@ -219,7 +243,7 @@ KUBELET_ARGS="--pod_infra_container_image=docker.intranet.com:5000/google_contai
 	runComponent(t, "bash", unit("proxy", "kube-proxy", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_PROXY_ARGS")...)
 	startDaemon(t, "bash", unit("kubelet", "kubelet",
 		"$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBELET_API_SERVER $KUBELET_ADDRESS $KUBELET_PORT $KUBELET_HOSTNAME $KUBE_ALLOW_PRIV $KUBELET_ARGS")...)
-	bookRedisMaster(t, links, url)
+	bookRedisMaster(t, links, url, guestbook("redis-master-controller.yaml"))
 
 	// --logtostderr=false: each component logs to its own file in --log-dir.
 	for _, c := range []struct{ component, want string }{
