@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -104,20 +105,11 @@ func commandFlags(app *kong.Application, cmd string) map[string]bool {
 	}
 	add(app.Node)
 	for _, c := range app.Children {
-		if c.Name == cmd || hasName(c.Aliases, cmd) {
+		if c.Name == cmd || slices.Contains(c.Aliases, cmd) {
 			add(c)
 		}
 	}
 	return known
-}
-
-func hasName(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // logWarnings logs one line for each flag that has no effect here.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -70,15 +69,7 @@ func waitReady(t *testing.T, url string, d *daemon) {
 			t.Fatalf("kube-apiserver exited:\n%s", d.Output())
 		default:
 		}
-		resp, err := http.Get(url + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
+		return readyz(url)
 	})
 }
 

@@ -109,18 +109,21 @@ func start(t testing.TB, command, dataDir string, extra ...string) *Server {
 		t.Fatalf("server did not start within 60s:\n%s", s.Logs())
 	}
 	s.Kubeconfig = writeKubeconfig(t, s.URL)
-	Eventually(t, 30*time.Second, "server ready", func() error {
-		resp, err := http.Get(s.URL + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	})
+	Eventually(t, 30*time.Second, "server ready", func() error { return readyz(s.URL) })
 	return s
+}
+
+// readyz tells whether the API server at url answers /readyz with 200.
+func readyz(url string) error {
+	resp, err := http.Get(url + "/readyz")
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("readyz: %s", resp.Status)
+	}
+	return nil
 }
 
 func (s *Server) readLogs(r io.Reader, addr chan<- string) {
