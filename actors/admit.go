@@ -22,9 +22,10 @@ import (
 // actor: the gateway asks AdmitConnect.
 
 // DefaultAdmission is the server's admission chain: NamespaceLifecycle over st, with
-// the bootstrap namespaces immortal.
+// the bootstrap namespaces immortal, then ResourceQuota (last, as the book
+// recommends), charging through the quotas' actors of the System it is given to.
 func DefaultAdmission(st *persistence.Store) admission.Chain {
-	return admission.Chain{admission.NewNamespaceLifecycle(storeNamespaces{st}, kinds.BootstrapNamespaces)}
+	return admission.Chain{admission.NewNamespaceLifecycle(storeNamespaces{st}, kinds.BootstrapNamespaces), NewResourceQuota()}
 }
 
 // storeNamespaces reads namespaces from the store's cache.

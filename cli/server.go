@@ -100,7 +100,7 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
 		Nodes: nodes, Services: services,
 		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
-		Admission: actors.DefaultAdmission(store)})
+		Admission: actors.DefaultAdmission(store), ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}

@@ -29,6 +29,8 @@ type Server struct {
 	Profiling           bool          `name:"profiling" default:"true" negatable:"" help:"Serve Go profiles at /debug/pprof/ (the book's --profiling)."`
 	EnableTestHooks     bool          `name:"enable-test-hooks" hidden:"" help:"Serve test hooks (POST /debug/kubeactor/panic). For tests only."`
 	EventTTL            time.Duration `name:"event-ttl" default:"1h" help:"How long an event is kept after it was last seen."`
+	// ResourceQuotaSyncPeriod is the book's controller-manager flag.
+	ResourceQuotaSyncPeriod time.Duration `name:"resource-quota-sync-period" default:"10s" help:"How often each resource quota recounts its usage (it also recounts when what it counts changes)."`
 	// The node controller and service addresses (the book's controller-manager and
 	// apiserver flags).
 	NodeMonitorGracePeriod time.Duration `name:"node-monitor-grace-period" default:"40s" help:"How long a node may go without posting status before it is marked Unknown."`
@@ -88,6 +90,9 @@ func (s *Server) Validate() error {
 	}
 	if s.EventTTL <= 0 {
 		return fmt.Errorf("--event-ttl %s: must be positive", s.EventTTL)
+	}
+	if s.ResourceQuotaSyncPeriod < 0 {
+		return fmt.Errorf("--resource-quota-sync-period %s: must not be negative", s.ResourceQuotaSyncPeriod)
 	}
 	if s.NodeMonitorGracePeriod <= 0 || s.NodeStartupGracePeriod <= 0 || s.NodeMonitorPeriod <= 0 || s.PodEvictionTimeout <= 0 {
 		return fmt.Errorf("--node-monitor-grace-period, --node-startup-grace-period, --node-monitor-period and --pod-eviction-timeout must be positive")
