@@ -21,7 +21,7 @@ func (c Case) Path() string {
 }
 
 func (c Case) String() string {
-	return fmt.Sprintf("%s %s %s in %q", c.User, c.Method, c.Resource, c.Namespace)
+	return fmt.Sprintf("%s%v %s %s in %q", c.User, c.Groups, c.Method, c.Resource, c.Namespace)
 }
 
 // BookPolicy is the book's ABAC example, verbatim (comments, and "ns" for bob's
