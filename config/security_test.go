@@ -3,7 +3,6 @@ package config
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -13,12 +12,7 @@ func TestServerValidateSecurity(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte("thomas,thomas,1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name    string
-		change  func(*Server)
-		wantErr string
-		check   func(*Server) string
-	}{
+	runServerCases(t, []serverCase{
 		{name: "defaults", change: func(*Server) {}, check: func(s *Server) string {
 			if s.CertDir != filepath.Join(s.DataDir, "pki") || s.SecureAddress() != "0.0.0.0:0" {
 				return "cert dir " + s.CertDir + ", address " + s.SecureAddress()
@@ -39,23 +33,5 @@ func TestServerValidateSecurity(t *testing.T) {
 		{name: "ABAC without policy", change: func(s *Server) { s.AuthorizationMode = "ABAC" }, wantErr: "--authorization-policy-file"},
 		{name: "policy without ABAC", change: func(s *Server) { s.AuthorizationPolicyFile = tokens }, wantErr: "ABAC"},
 		{name: "unknown mode", change: func(s *Server) { s.AuthorizationMode = "RBAC" }, wantErr: "--authorization-mode"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := validServer()
-			tt.change(&s)
-			err := s.Validate()
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("Validate: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Fatalf("Validate = %v, want an error about %s", err, tt.wantErr)
-			}
-			if tt.check != nil {
-				if msg := tt.check(&s); msg != "" {
-					t.Error(msg)
-				}
-			}
-		})
-	}
+	})
 }
