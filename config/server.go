@@ -55,6 +55,82 @@ type Server struct {
 	NodeCIDRMaskSize  int    `name:"node-cidr-mask-size" default:"24" help:"Prefix length of each node's pod CIDR."`
 	// SchedulerPolicy is the content of PolicyConfigFile, read and checked by Validate.
 	SchedulerPolicy []byte `kong:"-"`
+	Security
+}
+
+// Security configures the secure port: TLS, authentication and authorization (the
+// book's kube-apiserver flags). The insecure port skips authentication and
+// authorization, as in v1.0.
+type Security struct {
+	BindAddress             string `name:"bind-address" default:"0.0.0.0" help:"IP address on which to serve the secure port."`
+	SecurePort              int    `name:"secure-port" default:"6443" help:"Port of the HTTPS API, with authentication and authorization (0 picks a free port, as --insecure-port 0 does; -1 turns HTTPS off)."`
+	TLSCertFile             string `name:"tls-cert-file" help:"x509 certificate for HTTPS (with intermediates after it). Without it a CA and a serving certificate are made in --cert-dir on first start and reused after."`
+	TLSPrivateKeyFile       string `name:"tls-private-key-file" help:"Private key matching --tls-cert-file."`
+	CertDir                 string `name:"cert-dir" help:"Directory of the generated CA, serving certificate and admin kubeconfig (default: <data-dir>/pki)."`
+	ClientCAFile            string `name:"client-ca-file" help:"CA certificates (PEM) that sign client certificates; the user is the subject's CN, the groups its O (default: the CA in --cert-dir)."`
+	TokenAuthFile           string `name:"token-auth-file" help:"CSV of bearer tokens: token,user,uid[,\"group1,group2\"]."`
+	BasicAuthFile           string `name:"basic-auth-file" help:"CSV of basic-auth users: password,user,uid[,\"group1,group2\"]."`
+	AnonymousAuth           bool   `name:"anonymous-auth" help:"Serve requests without credentials on the secure port as system:anonymous (default: 401)."`
+	AuthorizationMode       string `name:"authorization-mode" default:"AlwaysAllow" enum:"AlwaysAllow,AlwaysDeny,ABAC" help:"Authorization on the secure port: AlwaysAllow, AlwaysDeny or ABAC."`
+	AuthorizationPolicyFile string `name:"authorization-policy-file" help:"ABAC policy: one JSON object per line (user, group, readonly, resource, namespace)."`
+	// The files' contents, read by Validate (parsed by the command, which owns the
+	// parsers): never logged.
+	TokenAuth, BasicAuth, AuthorizationPolicy, ClientCA []byte `kong:"-"`
+}
+
+// SecureAddress is the host:port the secure API listens on.
+func (s *Security) SecureAddress() string {
+	return net.JoinHostPort(s.BindAddress, strconv.Itoa(s.SecurePort))
+}
+
+// validateSecurity checks the security flags and reads their files.
+func (s *Server) validateSecurity() error {
+	if s.CertDir == "" {
+		s.CertDir = filepath.Join(s.DataDir, "pki")
+	}
+	if s.BindAddress == "" {
+		s.BindAddress = "0.0.0.0"
+	}
+	if s.SecurePort < -1 || s.SecurePort > 65535 {
+		return fmt.Errorf("--secure-port %d: must be between -1 (off) and 65535", s.SecurePort)
+	}
+	if net.ParseIP(s.BindAddress) == nil {
+		return fmt.Errorf("--bind-address %q: not an IP address", s.BindAddress)
+	}
+	if (s.TLSCertFile == "") != (s.TLSPrivateKeyFile == "") {
+		return fmt.Errorf("--tls-cert-file and --tls-private-key-file go together")
+	}
+	switch s.AuthorizationMode {
+	case "", "AlwaysAllow", "AlwaysDeny":
+		if s.AuthorizationPolicyFile != "" {
+			return fmt.Errorf("--authorization-policy-file needs --authorization-mode ABAC")
+		}
+	case "ABAC":
+		if s.AuthorizationPolicyFile == "" {
+			return fmt.Errorf("--authorization-mode ABAC needs --authorization-policy-file")
+		}
+	default:
+		return fmt.Errorf("--authorization-mode %q: AlwaysAllow, AlwaysDeny or ABAC", s.AuthorizationMode)
+	}
+	for _, f := range []struct {
+		flag, path string
+		into       *[]byte
+	}{
+		{"--token-auth-file", s.TokenAuthFile, &s.TokenAuth},
+		{"--basic-auth-file", s.BasicAuthFile, &s.BasicAuth},
+		{"--authorization-policy-file", s.AuthorizationPolicyFile, &s.AuthorizationPolicy},
+		{"--client-ca-file", s.ClientCAFile, &s.ClientCA},
+	} {
+		if f.path == "" {
+			continue
+		}
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.flag, err)
+		}
+		*f.into = data
+	}
+	return nil
 }
 
 // DefaultDataDir is where the store lives when --data-dir is not given.
@@ -125,6 +201,9 @@ func (s *Server) Validate() error {
 	}
 	if s.SchedulerShards < 0 {
 		return fmt.Errorf("--scheduler-shards %d: must not be negative", s.SchedulerShards)
+	}
+	if err := s.validateSecurity(); err != nil {
+		return err
 	}
 	if s.PolicyConfigFile != "" {
 		data, err := os.ReadFile(s.PolicyConfigFile)
