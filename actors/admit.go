@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors/admission"
@@ -25,6 +28,60 @@ import (
 // the bootstrap namespaces immortal.
 func DefaultAdmission(st *persistence.Store) admission.Chain {
 	return admission.Chain{admission.NewNamespaceLifecycle(storeNamespaces{st}, kinds.BootstrapNamespaces)}
+}
+
+// AdmissionConfig is the server's admission: the --admission-control plugins in
+// order.
+type AdmissionConfig struct {
+	Plugins []string
+}
+
+// Admission is a chain built by name over the store (NewAdmission). Its
+// NamespaceAutoProvision creates namespaces through the System given to Bind.
+type Admission struct {
+	Chain   admission.Chain
+	creator *namespaceCreator
+}
+
+// NewAdmission builds cfg's chain over st: the named plugins in order, reading the
+// store's cache.
+// An unknown plugin name is an error naming the known ones.
+func NewAdmission(st *persistence.Store, cfg AdmissionConfig) (*Admission, error) {
+	creator := &namespaceCreator{}
+	chain, err := admission.New(cfg.Plugins, admission.Env{
+		Namespaces: storeNamespaces{st}, NamespaceCreator: creator, Immortal: kinds.BootstrapNamespaces,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Admission{Chain: chain, creator: creator}, nil
+}
+
+// Bind gives the chain the started system whose actors create the namespaces
+// NamespaceAutoProvision provisions; until then such creates are refused.
+func (a *Admission) Bind(s *System) { a.creator.sys.Store(s) }
+
+// namespaceCreator creates a namespace by asking its actor, as the control plane,
+// from the actor of the object being admitted: a different actor, asked with the
+// system's request timeout, so the asking actor waits but never deadlocks.
+type namespaceCreator struct{ sys atomic.Pointer[System] }
+
+func (c *namespaceCreator) CreateNamespace(name string) error {
+	s := c.sys.Load()
+	if s == nil {
+		return errors.New("actors: namespaces cannot be created before the system is started")
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := prepareNew("namespaces", ns, s.env.now()); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	_, err := s.Create(ctx, persistence.Key{Resource: "namespaces", Name: name}, ns)
+	if errors.Is(err, persistence.ErrAlreadyExists) || apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
 }
 
 // storeNamespaces reads namespaces from the store's cache.

@@ -97,14 +97,19 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	if err != nil {
 		return err
 	}
+	adm, err := actors.NewAdmission(store, actors.AdmissionConfig{Plugins: cfg.AdmissionControl})
+	if err != nil {
+		return err
+	}
 	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
 		Nodes: nodes, Services: services,
 		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
-		Admission: actors.DefaultAdmission(store)})
+		Admission: adm.Chain})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
 	defer sys.Stop()
+	adm.Bind(sys)
 
 	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks})
 	if err != nil {

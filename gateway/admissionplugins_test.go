@@ -1,0 +1,49 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeactor/kubeactor/actors/admission"
+)
+
+// denyPods is AlwaysDeny for pods only (the bootstrap's namespaces pass).
+type denyPods struct{}
+
+func (denyPods) Name() string { return "DenyPods" }
+
+func (denyPods) Admit(a *admission.Attributes) error {
+	if a.Resource != "pods" {
+		return nil
+	}
+	return admission.AlwaysDeny{}.Admit(a)
+}
+
+func TestAlwaysDenyAnswers(t *testing.T) {
+	h := newHarness(t, harnessOptions{admission: admission.Chain{denyPods{}}})
+	code, body, _ := h.do("POST", "/api/v1/namespaces/default/pods", "application/json", podJSON("web"))
+	var status metav1.Status
+	if err := json.Unmarshal([]byte(body), &status); err != nil {
+		t.Fatalf("%d %s: %v", code, body, err)
+	}
+	const message = `Pod "web" is forbidden: Admission control is denying all modifications`
+	if code != http.StatusForbidden || status.Code != http.StatusForbidden || status.Reason != metav1.StatusReasonForbidden || status.Message != message {
+		t.Fatalf("%d %s", code, body)
+	}
+	// client-go (kubectl's) sees the same Status.
+	_, err := h.client.CoreV1().Pods("default").Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}, metav1.CreateOptions{})
+	var se *apierrors.StatusError
+	if !errors.As(err, &se) || !apierrors.IsForbidden(err) || se.ErrStatus.Message != message {
+		t.Fatalf("client-go: %v", err)
+	}
+}
