@@ -31,9 +31,10 @@ func DefaultAdmission(st *persistence.Store) admission.Chain {
 }
 
 // AdmissionConfig is the server's admission: the --admission-control plugins in
-// order.
+// order, and --allow-privileged.
 type AdmissionConfig struct {
-	Plugins []string
+	Plugins         []string
+	AllowPrivileged bool
 }
 
 // Admission is a chain built by name over the store (NewAdmission). Its
@@ -43,16 +44,20 @@ type Admission struct {
 	creator *namespaceCreator
 }
 
-// NewAdmission builds cfg's chain over st: the named plugins in order, reading the
-// store's cache.
+// NewAdmission builds cfg's chain over st: PrivilegedPolicy first unless privileged
+// containers are allowed, then the named plugins in order, reading the store's cache.
 // An unknown plugin name is an error naming the known ones.
 func NewAdmission(st *persistence.Store, cfg AdmissionConfig) (*Admission, error) {
 	creator := &namespaceCreator{}
 	chain, err := admission.New(cfg.Plugins, admission.Env{
-		Namespaces: storeNamespaces{st}, NamespaceCreator: creator, Immortal: kinds.BootstrapNamespaces,
+		Namespaces: storeNamespaces{st}, NamespaceCreator: creator, Pods: storePods{st},
+		Immortal: kinds.BootstrapNamespaces,
 	})
 	if err != nil {
 		return nil, err
+	}
+	if !cfg.AllowPrivileged {
+		chain = append(admission.Chain{admission.PrivilegedPolicy{}}, chain...)
 	}
 	return &Admission{Chain: chain, creator: creator}, nil
 }
@@ -82,6 +87,24 @@ func (c *namespaceCreator) CreateNamespace(name string) error {
 		return nil
 	}
 	return err
+}
+
+// storePods reads pods from the store's cache.
+type storePods struct{ st *persistence.Store }
+
+func (s storePods) Pod(namespace, name string) (*corev1.Pod, bool, error) {
+	it, err := s.st.Get(persistence.Key{Resource: "pods", Namespace: namespace, Name: name})
+	if errors.Is(err, persistence.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	pod, ok := it.Object.(*corev1.Pod)
+	if !ok {
+		return nil, false, fmt.Errorf("pod %s/%s is a %T", namespace, name, it.Object)
+	}
+	return pod, true, nil
 }
 
 // storeNamespaces reads namespaces from the store's cache.

@@ -68,6 +68,11 @@ func TestNewAdmission(t *testing.T) {
 			pod: newPod("team-a", "web").obj()},
 		{name: "missing namespace", cfg: AdmissionConfig{Plugins: []string{"NamespaceExists"}},
 			pod: newPod("team-a", "web").obj(), code: 404, message: `namespaces "team-a" not found`},
+		{name: "privileged refused", cfg: AdmissionConfig{Plugins: []string{"NamespaceLifecycle"}},
+			pod: privileged(newPod("default", "web").obj()), code: 422,
+			message: `Pod "web" is invalid: spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy`},
+		{name: "privileged allowed", cfg: AdmissionConfig{Plugins: []string{"NamespaceLifecycle"}, AllowPrivileged: true},
+			pod: privileged(newPod("default", "web").obj())},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,4 +104,9 @@ func TestNewAdmission(t *testing.T) {
 	if _, err := NewAdmission(openStore(t), AdmissionConfig{Plugins: []string{"ResourceQuota2"}}); err == nil {
 		t.Fatal("an unknown plugin was accepted")
 	}
+}
+
+func privileged(p *corev1.Pod) *corev1.Pod {
+	p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr(true)}
+	return p
 }

@@ -47,3 +47,34 @@ func TestAlwaysDenyAnswers(t *testing.T) {
 		t.Fatalf("client-go: %v", err)
 	}
 }
+
+func TestPrivilegedAnswers(t *testing.T) {
+	privileged := func(name string) string {
+		return `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + name + `"},"spec":{"containers":[
+			{"name":"c","image":"nginx","securityContext":{"privileged":true}}]}}`
+	}
+	t.Run("refused without --allow-privileged", func(t *testing.T) {
+		h := newHarness(t, harnessOptions{admissionControl: []string{"NamespaceLifecycle"}, denyPrivileged: true})
+		code, body, _ := h.do("POST", "/api/v1/namespaces/default/pods", "application/json", privileged("web"))
+		var status metav1.Status
+		if err := json.Unmarshal([]byte(body), &status); err != nil || code != http.StatusUnprocessableEntity ||
+			status.Message != `Pod "web" is invalid: spec.containers[0].securityContext.privileged: Forbidden: disallowed by cluster policy` ||
+			status.Details == nil || len(status.Details.Causes) != 1 || status.Details.Causes[0].Field != "spec.containers[0].securityContext.privileged" {
+			t.Fatalf("%d %s", code, body)
+		}
+	})
+	t.Run("no exec into a privileged pod", func(t *testing.T) {
+		h := newHarness(t, harnessOptions{admissionControl: []string{"NamespaceLifecycle", "DenyExecOnPrivileged"}})
+		if code, body, _ := h.do("POST", "/api/v1/namespaces/default/pods", "application/json", privileged("web")); code != http.StatusCreated {
+			t.Fatalf("create: %d %s", code, body)
+		}
+		for _, sub := range []string{"exec?command=ls&stdout=true", "attach?stdout=true"} {
+			code, body, _ := h.do("POST", "/api/v1/namespaces/default/pods/web/"+sub, "", "")
+			var status metav1.Status
+			if err := json.Unmarshal([]byte(body), &status); err != nil || code != http.StatusForbidden ||
+				status.Message != `Pod "web" is forbidden: cannot exec into or attach to a privileged container` {
+				t.Fatalf("%s: %d %s", sub, code, body)
+			}
+		}
+	})
+}

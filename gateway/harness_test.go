@@ -42,8 +42,9 @@ type harnessOptions struct {
 	profiling        bool
 	admission        admission.Chain // plugins after the server's default chain
 	// admissionControl, when not nil, replaces the chain with the server's for this
-	// --admission-control list.
+	// --admission-control list (privileged containers allowed unless denyPrivileged).
 	admissionControl []string
+	denyPrivileged   bool
 }
 
 // newObject is the store's type registry, from the resource table.
@@ -67,7 +68,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	chain := append(actors.DefaultAdmission(store), o.admission...)
 	var adm *actors.Admission
 	if o.admissionControl != nil {
-		if adm, err = actors.NewAdmission(store, actors.AdmissionConfig{Plugins: o.admissionControl}); err != nil {
+		if adm, err = actors.NewAdmission(store, actors.AdmissionConfig{Plugins: o.admissionControl, AllowPrivileged: !o.denyPrivileged}); err != nil {
 			t.Fatalf("admission: %v", err)
 		}
 		chain = adm.Chain

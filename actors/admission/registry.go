@@ -13,6 +13,7 @@ import (
 type Env struct {
 	Namespaces       NamespaceReader
 	NamespaceCreator NamespaceCreator
+	Pods             PodReader
 	// Immortal names the namespaces that may not be deleted (NamespaceLifecycle).
 	Immortal []string
 }
@@ -28,6 +29,8 @@ var constructors = map[string]Constructor{
 	"NamespaceLifecycle":     func(e Env) Plugin { return NewNamespaceLifecycle(e.Namespaces, e.Immortal) },
 	"NamespaceExists":        func(e Env) Plugin { return NewNamespaceExists(e.Namespaces) },
 	"NamespaceAutoProvision": func(e Env) Plugin { return NewNamespaceAutoProvision(e.Namespaces, e.NamespaceCreator) },
+	"SecurityContextDeny":    func(Env) Plugin { return SecurityContextDeny{} },
+	"DenyExecOnPrivileged":   func(e Env) Plugin { return NewDenyExecOnPrivileged(e.Pods) },
 }
 
 // Names returns the known plugin names, sorted.
