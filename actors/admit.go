@@ -51,7 +51,7 @@ func NewAdmission(st *persistence.Store, cfg AdmissionConfig) (*Admission, error
 	creator := &namespaceCreator{}
 	chain, err := admission.New(cfg.Plugins, admission.Env{
 		Namespaces: storeNamespaces{st}, NamespaceCreator: creator, Pods: storePods{st},
-		Immortal: kinds.BootstrapNamespaces,
+		LimitRanges: storeLimitRanges{st}, Immortal: kinds.BootstrapNamespaces,
 	})
 	if err != nil {
 		return nil, err
@@ -105,6 +105,26 @@ func (s storePods) Pod(namespace, name string) (*corev1.Pod, bool, error) {
 		return nil, false, fmt.Errorf("pod %s/%s is a %T", namespace, name, it.Object)
 	}
 	return pod, true, nil
+}
+
+// storeLimitRanges reads a namespace's LimitRanges from the store's cache.
+type storeLimitRanges struct{ st *persistence.Store }
+
+func (s storeLimitRanges) LimitRanges(namespace string) ([]*corev1.LimitRange, error) {
+	var (
+		out []*corev1.LimitRange
+		err error
+	)
+	s.st.Snapshot("limitranges").Ascend(namespace, "", func(it *persistence.Item) bool {
+		lr, ok := it.Object.(*corev1.LimitRange)
+		if !ok {
+			err = fmt.Errorf("limitrange %s is a %T", namespace, it.Object)
+			return false
+		}
+		out = append(out, lr)
+		return true
+	})
+	return out, err
 }
 
 // storeNamespaces reads namespaces from the store's cache.

@@ -53,7 +53,7 @@ type Server struct {
 	ClusterCIDR       string `name:"cluster-cidr" default:"10.244.0.0/16" help:"CIDR from which the nodes' pod CIDRs are allocated."`
 	NodeCIDRMaskSize  int    `name:"node-cidr-mask-size" default:"24" help:"Prefix length of each node's pod CIDR."`
 	// Admission (the book's kube-apiserver flags).
-	AdmissionControl []string `name:"admission-control" default:"NamespaceLifecycle" sep:"," help:"Admission plugins, in the order they run, comma-separated (the book's --admission_control): AlwaysAdmit, AlwaysDeny, DenyExecOnPrivileged, NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, SecurityContextDeny."`
+	AdmissionControl []string `name:"admission-control" default:"NamespaceLifecycle" sep:"," help:"Admission plugins, in the order they run, comma-separated (the book's --admission_control): AlwaysAdmit, AlwaysDeny, DenyExecOnPrivileged, LimitRanger, NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, SecurityContextDeny."`
 	AllowPrivileged  bool     `name:"allow-privileged" help:"Allow pods with privileged containers (off, as in v1.0: such pods are refused with 422)."`
 	// SchedulerPolicy is the content of PolicyConfigFile, read and checked by Validate.
 	SchedulerPolicy []byte `kong:"-"`

@@ -59,7 +59,7 @@ func TestServerValidateDNSAndCIDRs(t *testing.T) {
 		{name: "mask too small", change: func(s *Server) { s.NodeCIDRMaskSize = 31 }, wantErr: "--node-cidr-mask-size"},
 		{name: "cluster cidr overlaps services", change: func(s *Server) { s.ClusterCIDR = "10.254.128.0/17" }, wantErr: "overlaps"},
 		{name: "admission plugins in order", change: func(s *Server) {
-			s.AdmissionControl = []string{"NamespaceAutoProvision", "SecurityContextDeny"}
+			s.AdmissionControl = []string{"NamespaceAutoProvision", "LimitRanger", "SecurityContextDeny"}
 		}},
 		{name: "no admission plugins", change: func(s *Server) { s.AdmissionControl = nil }},
 		{name: "unknown admission plugin", change: func(s *Server) { s.AdmissionControl = []string{"NamespaceLifecycle", "Bogus"} },

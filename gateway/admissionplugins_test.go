@@ -78,3 +78,40 @@ func TestPrivilegedAnswers(t *testing.T) {
 		}
 	})
 }
+
+// TestLimitRangerDefaults follows the book's walkthrough (ch. 4.4.2): limit-range-1,
+// then redis-master-pod without resources comes back with the defaulted limits, and
+// with 1.5Gi of memory is refused.
+func TestLimitRangerDefaults(t *testing.T) {
+	h := newHarness(t, harnessOptions{admissionControl: []string{"NamespaceLifecycle", "LimitRanger"}})
+	const limits = `{"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"limit-range-1"},"spec":{"limits":[
+		{"type":"Pod","max":{"cpu":"2","memory":"1Gi"},"min":{"cpu":"250m","memory":"32Mi"}},
+		{"type":"Container","max":{"cpu":"2","memory":"1Gi"},"min":{"cpu":"250m","memory":"32Mi"},"default":{"cpu":"250m","memory":"64Mi"}}]}}`
+	if code, body, _ := h.do("POST", "/api/v1/namespaces/default/limitranges", "application/json", limits); code != http.StatusCreated {
+		t.Fatalf("limitrange: %d %s", code, body)
+	}
+	redis := func(resources string) string {
+		return `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"redis-master-pod","labels":{"name":"redis-master-pod"}},"spec":{"containers":[
+			{"name":"master-pod","image":"kubeguide/redis-master","ports":[{"containerPort":6379}]` + resources + `}]}}`
+	}
+	code, body, _ := h.do("POST", "/api/v1/namespaces/default/pods", "application/json", redis(""))
+	if code != http.StatusCreated {
+		t.Fatalf("pod: %d %s", code, body)
+	}
+	var pod corev1.Pod
+	if err := json.Unmarshal([]byte(body), &pod); err != nil {
+		t.Fatal(err)
+	}
+	r := pod.Spec.Containers[0].Resources
+	if r.Limits.Cpu().String() != "250m" || r.Limits.Memory().String() != "64Mi" ||
+		r.Requests.Cpu().String() != "250m" || r.Requests.Memory().String() != "64Mi" {
+		t.Fatalf("resources %v", r)
+	}
+	code, body, _ = h.do("POST", "/api/v1/namespaces/default/pods", "application/json",
+		redis(`,"resources":{"limits":{"memory":"1.5Gi"}}`))
+	var status metav1.Status
+	if err := json.Unmarshal([]byte(body), &status); err != nil || code != http.StatusForbidden ||
+		status.Message != `Pod "redis-master-pod" is forbidden: Maximum memory usage per pod is 1Gi` {
+		t.Fatalf("%d %s", code, body)
+	}
+}

@@ -41,12 +41,12 @@ func TestNew(t *testing.T) {
 	}{
 		{name: "none", names: nil},
 		{name: "the default", names: []string{"NamespaceLifecycle"}, want: []string{"NamespaceLifecycle"}},
-		{name: "the book's order", names: []string{"NamespaceAutoProvision", "SecurityContextDeny"},
-			want: []string{"NamespaceAutoProvision", "SecurityContextDeny"}},
+		{name: "the book's order", names: []string{"NamespaceAutoProvision", "LimitRanger", "SecurityContextDeny"},
+			want: []string{"NamespaceAutoProvision", "LimitRanger", "SecurityContextDeny"}},
 		{name: "every plugin", names: Names(), want: Names()},
 		{name: "blanks skipped", names: []string{" AlwaysAdmit", "", "AlwaysDeny "}, want: []string{"AlwaysAdmit", "AlwaysDeny"}},
 		{name: "unknown", names: []string{"AlwaysAdmit", "AlwaysMaybe"},
-			err: `admission: unknown plugin "AlwaysMaybe" (known: AlwaysAdmit, AlwaysDeny, DenyExecOnPrivileged, NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, SecurityContextDeny)`},
+			err: `admission: unknown plugin "AlwaysMaybe" (known: AlwaysAdmit, AlwaysDeny, DenyExecOnPrivileged, LimitRanger, NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, SecurityContextDeny)`},
 		{name: "case matters", names: []string{"alwaysadmit"}, err: `admission: unknown plugin "alwaysadmit"`},
 	}
 	for _, tc := range tests {

@@ -14,6 +14,7 @@ type Env struct {
 	Namespaces       NamespaceReader
 	NamespaceCreator NamespaceCreator
 	Pods             PodReader
+	LimitRanges      LimitRangeReader
 	// Immortal names the namespaces that may not be deleted (NamespaceLifecycle).
 	Immortal []string
 }
@@ -31,6 +32,7 @@ var constructors = map[string]Constructor{
 	"NamespaceAutoProvision": func(e Env) Plugin { return NewNamespaceAutoProvision(e.Namespaces, e.NamespaceCreator) },
 	"SecurityContextDeny":    func(Env) Plugin { return SecurityContextDeny{} },
 	"DenyExecOnPrivileged":   func(e Env) Plugin { return NewDenyExecOnPrivileged(e.Pods) },
+	"LimitRanger":            func(e Env) Plugin { return NewLimitRanger(e.LimitRanges) },
 }
 
 // Names returns the known plugin names, sorted.
