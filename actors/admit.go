@@ -93,18 +93,7 @@ func (c *namespaceCreator) CreateNamespace(name string) error {
 type storePods struct{ st *persistence.Store }
 
 func (s storePods) Pod(namespace, name string) (*corev1.Pod, bool, error) {
-	it, err := s.st.Get(persistence.Key{Resource: "pods", Namespace: namespace, Name: name})
-	if errors.Is(err, persistence.ErrNotFound) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	pod, ok := it.Object.(*corev1.Pod)
-	if !ok {
-		return nil, false, fmt.Errorf("pod %s/%s is a %T", namespace, name, it.Object)
-	}
-	return pod, true, nil
+	return storeGet[*corev1.Pod](s.st, persistence.Key{Resource: "pods", Namespace: namespace, Name: name})
 }
 
 // storeLimitRanges reads a namespace's LimitRanges from the store's cache.
@@ -131,18 +120,24 @@ func (s storeLimitRanges) LimitRanges(namespace string) ([]*corev1.LimitRange, e
 type storeNamespaces struct{ st *persistence.Store }
 
 func (s storeNamespaces) Namespace(name string) (*corev1.Namespace, bool, error) {
-	it, err := s.st.Get(persistence.Key{Resource: "namespaces", Name: name})
+	return storeGet[*corev1.Namespace](s.st, persistence.Key{Resource: "namespaces", Name: name})
+}
+
+// storeGet reads the object at key from the store's cache; found is false when
+// there is none.
+func storeGet[T runtime.Object](st *persistence.Store, key persistence.Key) (obj T, found bool, err error) {
+	it, err := st.Get(key)
 	if errors.Is(err, persistence.ErrNotFound) {
-		return nil, false, nil
+		return obj, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return obj, false, err
 	}
-	ns, ok := it.Object.(*corev1.Namespace)
+	obj, ok := it.Object.(T)
 	if !ok {
-		return nil, false, fmt.Errorf("namespace %s is a %T", name, it.Object)
+		return obj, false, fmt.Errorf("%s %s/%s is a %T", key.Resource, key.Namespace, key.Name, it.Object)
 	}
-	return ns, true, nil
+	return obj, true, nil
 }
 
 // write is what a create, update or delete request carries for admission besides
