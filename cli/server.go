@@ -100,14 +100,19 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	if err != nil {
 		return err
 	}
+	adm, err := actors.NewAdmission(store, actors.AdmissionConfig{Plugins: cfg.AdmissionControl, AllowPrivileged: cfg.AllowPrivileged})
+	if err != nil {
+		return err
+	}
 	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
 		Nodes: nodes, Services: services,
 		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
-		Admission: actors.DefaultAdmission(store), ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod})
+		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
 	defer sys.Stop()
+	adm.Bind(sys)
 
 	sec, err := newSecurity(cfg, time.Now())
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 )
@@ -53,6 +54,9 @@ type Server struct {
 	AllocateNodeCIDRs bool   `name:"allocate-node-cidrs" default:"true" negatable:"" help:"Give each node without a spec.podCIDR a subnet of --cluster-cidr."`
 	ClusterCIDR       string `name:"cluster-cidr" default:"10.244.0.0/16" help:"CIDR from which the nodes' pod CIDRs are allocated."`
 	NodeCIDRMaskSize  int    `name:"node-cidr-mask-size" default:"24" help:"Prefix length of each node's pod CIDR."`
+	// Admission (the book's kube-apiserver flags).
+	AdmissionControl []string `name:"admission-control" default:"NamespaceLifecycle,ResourceQuota" sep:"," help:"Admission plugins, in the order they run, comma-separated (the book's --admission_control): AlwaysAdmit, AlwaysDeny, DenyExecOnPrivileged, LimitRanger, NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, ResourceQuota, SecurityContextDeny."`
+	AllowPrivileged  bool     `name:"allow-privileged" help:"Allow pods with privileged containers (off, as in v1.0: such pods are refused with 422)."`
 	// SchedulerPolicy is the content of PolicyConfigFile, read and checked by Validate.
 	SchedulerPolicy []byte `kong:"-"`
 	Security
@@ -204,6 +208,9 @@ func (s *Server) Validate() error {
 	}
 	if err := s.validateSecurity(); err != nil {
 		return err
+	}
+	if err := admission.Check(s.AdmissionControl); err != nil {
+		return fmt.Errorf("--admission-control: %w", err)
 	}
 	if s.PolicyConfigFile != "" {
 		data, err := os.ReadFile(s.PolicyConfigFile)

@@ -62,6 +62,12 @@ func TestServerValidateDNSAndCIDRs(t *testing.T) {
 		{name: "mask larger than cluster", change: func(s *Server) { s.NodeCIDRMaskSize = 8 }, wantErr: "--node-cidr-mask-size"},
 		{name: "mask too small", change: func(s *Server) { s.NodeCIDRMaskSize = 31 }, wantErr: "--node-cidr-mask-size"},
 		{name: "cluster cidr overlaps services", change: func(s *Server) { s.ClusterCIDR = "10.254.128.0/17" }, wantErr: "overlaps"},
+		{name: "admission plugins in order", change: func(s *Server) {
+			s.AdmissionControl = []string{"NamespaceAutoProvision", "LimitRanger", "SecurityContextDeny"}
+		}},
+		{name: "no admission plugins", change: func(s *Server) { s.AdmissionControl = nil }},
+		{name: "unknown admission plugin", change: func(s *Server) { s.AdmissionControl = []string{"NamespaceLifecycle", "Bogus"} },
+			wantErr: `--admission-control: admission: unknown plugin "Bogus" (known: AlwaysAdmit, AlwaysDeny,`},
 		{name: "bad cluster cidr ignored when not allocating", change: func(s *Server) { s.AllocateNodeCIDRs = false; s.ClusterCIDR = "x" }},
 	})
 }
