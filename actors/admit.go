@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors/admission"
@@ -22,27 +25,120 @@ import (
 // actor: the gateway asks AdmitConnect.
 
 // DefaultAdmission is the server's admission chain: NamespaceLifecycle over st, with
-// the bootstrap namespaces immortal.
+// the bootstrap namespaces immortal, then ResourceQuota (last, as the book
+// recommends), charging through the quotas' actors of the System it is given to.
 func DefaultAdmission(st *persistence.Store) admission.Chain {
-	return admission.Chain{admission.NewNamespaceLifecycle(storeNamespaces{st}, kinds.BootstrapNamespaces)}
+	return admission.Chain{admission.NewNamespaceLifecycle(storeNamespaces{st}, kinds.BootstrapNamespaces), NewResourceQuota()}
+}
+
+// AdmissionConfig is the server's admission: the --admission-control plugins in
+// order, and --allow-privileged.
+type AdmissionConfig struct {
+	Plugins         []string
+	AllowPrivileged bool
+}
+
+// Admission is a chain built by name over the store (NewAdmission). Its
+// NamespaceAutoProvision creates namespaces through the System given to Bind.
+type Admission struct {
+	Chain   admission.Chain
+	creator *namespaceCreator
+}
+
+// NewAdmission builds cfg's chain over st: PrivilegedPolicy first unless privileged
+// containers are allowed, then the named plugins in order, reading the store's cache.
+// An unknown plugin name is an error naming the known ones.
+func NewAdmission(st *persistence.Store, cfg AdmissionConfig) (*Admission, error) {
+	creator := &namespaceCreator{}
+	chain, err := admission.New(cfg.Plugins, admission.Env{
+		Namespaces: storeNamespaces{st}, NamespaceCreator: creator, Pods: storePods{st},
+		LimitRanges: storeLimitRanges{st}, Quotas: NewQuotas(), Immortal: kinds.BootstrapNamespaces,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !cfg.AllowPrivileged {
+		chain = append(admission.Chain{admission.PrivilegedPolicy{}}, chain...)
+	}
+	return &Admission{Chain: chain, creator: creator}, nil
+}
+
+// Bind gives the chain the started system whose actors create the namespaces
+// NamespaceAutoProvision provisions; until then such creates are refused.
+func (a *Admission) Bind(s *System) { a.creator.sys.Store(s) }
+
+// namespaceCreator creates a namespace by asking its actor, as the control plane,
+// from the actor of the object being admitted: a different actor, asked with the
+// system's request timeout, so the asking actor waits but never deadlocks.
+type namespaceCreator struct{ sys atomic.Pointer[System] }
+
+func (c *namespaceCreator) CreateNamespace(name string) error {
+	s := c.sys.Load()
+	if s == nil {
+		return errors.New("actors: namespaces cannot be created before the system is started")
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := prepareNew("namespaces", ns, s.env.now()); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	_, err := s.Create(ctx, persistence.Key{Resource: "namespaces", Name: name}, ns)
+	if errors.Is(err, persistence.ErrAlreadyExists) || apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// storePods reads pods from the store's cache.
+type storePods struct{ st *persistence.Store }
+
+func (s storePods) Pod(namespace, name string) (*corev1.Pod, bool, error) {
+	return storeGet[*corev1.Pod](s.st, persistence.Key{Resource: "pods", Namespace: namespace, Name: name})
+}
+
+// storeLimitRanges reads a namespace's LimitRanges from the store's cache.
+type storeLimitRanges struct{ st *persistence.Store }
+
+func (s storeLimitRanges) LimitRanges(namespace string) ([]*corev1.LimitRange, error) {
+	var (
+		out []*corev1.LimitRange
+		err error
+	)
+	s.st.Snapshot("limitranges").Ascend(namespace, "", func(it *persistence.Item) bool {
+		lr, ok := it.Object.(*corev1.LimitRange)
+		if !ok {
+			err = fmt.Errorf("limitrange %s is a %T", namespace, it.Object)
+			return false
+		}
+		out = append(out, lr)
+		return true
+	})
+	return out, err
 }
 
 // storeNamespaces reads namespaces from the store's cache.
 type storeNamespaces struct{ st *persistence.Store }
 
 func (s storeNamespaces) Namespace(name string) (*corev1.Namespace, bool, error) {
-	it, err := s.st.Get(persistence.Key{Resource: "namespaces", Name: name})
+	return storeGet[*corev1.Namespace](s.st, persistence.Key{Resource: "namespaces", Name: name})
+}
+
+// storeGet reads the object at key from the store's cache; found is false when
+// there is none.
+func storeGet[T runtime.Object](st *persistence.Store, key persistence.Key) (obj T, found bool, err error) {
+	it, err := st.Get(key)
 	if errors.Is(err, persistence.ErrNotFound) {
-		return nil, false, nil
+		return obj, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return obj, false, err
 	}
-	ns, ok := it.Object.(*corev1.Namespace)
+	obj, ok := it.Object.(T)
 	if !ok {
-		return nil, false, fmt.Errorf("namespace %s is a %T", name, it.Object)
+		return obj, false, fmt.Errorf("%s %s/%s is a %T", key.Resource, key.Namespace, key.Name, it.Object)
 	}
-	return ns, true, nil
+	return obj, true, nil
 }
 
 // write is what a create, update or delete request carries for admission besides

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/node"
+	"github.com/kubeactor/kubeactor/actors/resourcequota"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/persistence/command"
 )
@@ -55,8 +56,12 @@ type Options struct {
 	SyncPacing int
 	// Admission is the chain every create, update and delete request passes in its
 	// object's actor (admit.go); nil admits everything. The server's is
-	// DefaultAdmission.
+	// DefaultAdmission. The Quotas of its ResourceQuota plugins are bound to the
+	// started system (quotas.go).
 	Admission admission.Chain
+	// ResourceQuotaSyncPeriod is how often each quota recounts its usage without any
+	// event (--resource-quota-sync-period); 0 means resourcequota.DefaultSyncPeriod.
+	ResourceQuotaSyncPeriod time.Duration
 }
 
 // DefaultSyncPacing is Options.SyncPacing's default.
@@ -96,6 +101,9 @@ func Start(opts Options) (*System, error) {
 	}
 	if opts.EventTTL <= 0 {
 		opts.EventTTL = DefaultEventTTL
+	}
+	if opts.ResourceQuotaSyncPeriod <= 0 {
+		opts.ResourceQuotaSyncPeriod = resourcequota.DefaultSyncPeriod
 	}
 	if opts.SyncPacing == 0 {
 		opts.SyncPacing = DefaultSyncPacing
@@ -137,7 +145,11 @@ func Start(opts Options) (*System, error) {
 		syncPacing: opts.SyncPacing,
 		sched:      sched,
 		admission:  opts.Admission,
+		// the quotas' charges (quotas.go)
+		requestTimeout:  opts.RequestTimeout,
+		quotaSyncPeriod: opts.ResourceQuotaSyncPeriod,
 	}
+	bindQuotas(opts.Admission, e)
 	for _, r := range e.resources {
 		e.managers[r] = sys.NewLocalPID(rootName + "/" + r)
 	}
@@ -178,6 +190,12 @@ func (s *System) startFeeds(from int64) {
 	}{
 		{&feed{env: s.env, resource: "pods", routes: []route{podToRCs}}, "replicationcontrollers"},
 		{&feed{env: s.env, resource: "pods", routes: []route{podToServices}}, "services"},
+	}
+	for _, r := range resourcequota.Resources { // what quotas count: their namespace's quotas recount
+		feeds = append(feeds, struct {
+			f        *feed
+			everyone string
+		}{&feed{env: s.env, resource: r, routes: []route{toQuotas}}, "resourcequotas"})
 	}
 	for _, fd := range feeds {
 		if _, ok := s.env.managers[fd.f.resource]; !ok {

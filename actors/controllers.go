@@ -13,6 +13,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/replication"
+	"github.com/kubeactor/kubeactor/actors/resourcequota"
 	"github.com/kubeactor/kubeactor/actors/service"
 )
 
@@ -103,6 +104,9 @@ func (e *env) controllerFor(resource string) func() control.Controller {
 	case "nodes":
 		opts := &node.Options{Config: e.nodes.Config, MonitorPeriod: e.nodes.MonitorPeriod, AllocateCIDRs: e.nodes.PodCIDRs.Allocate}
 		return func() control.Controller { return node.NewController(opts) }
+	case "resourcequotas":
+		period := e.quotaSyncPeriod
+		return func() control.Controller { return resourcequota.NewController(period) }
 	case "events":
 		ttl := e.eventTTL
 		return func() control.Controller { return event.NewController(ttl) }
@@ -113,4 +117,4 @@ func (e *env) controllerFor(resource string) func() control.Controller {
 func newBase() control.Controller { return control.Base{} }
 
 // controlled are the kinds controllerFor gives a controller of their own.
-var controlled = []string{"pods", "namespaces", "replicationcontrollers", "services", "nodes", "events"}
+var controlled = []string{"pods", "namespaces", "replicationcontrollers", "services", "nodes", "events", "resourcequotas"}

@@ -87,10 +87,18 @@ type childIdle struct {
 type graceTick struct{}
 
 // kindRequest carries a message of the object's kind to its controller
-// (control.Receiver): an event's occurrence. Nobody answers it.
+// (control.Receiver): an event's occurrence (sent: nobody waits), a quota's charge
+// (requested: answered with a *kindReply).
 type kindRequest struct {
 	envelope
 	payload any
+}
+
+// kindReply answers a kindRequest that was sent as a request: the controller's
+// answer and error, as its Receive returned them.
+type kindReply struct {
+	answer any
+	err    error
 }
 
 // stored is an object actor's report to its manager, for kinds whose manager keeps

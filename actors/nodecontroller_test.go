@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -231,4 +232,36 @@ func TestNodeEvictionRateLimited(t *testing.T) {
 	if err != nil || it.Object.(*corev1.Pod).DeletionTimestamp != nil {
 		t.Fatalf("the healthy node's pod was evicted: %v", err)
 	}
+}
+
+// TestNodeEvents: the node controller records RegisteredNode and NodeReady when it
+// first sees a Ready node, and NodeNotReady when its heartbeats stop, as kubectl
+// describe node shows them.
+func TestNodeEvents(t *testing.T) {
+	clock := newFakeClock()
+	st := openControllerStore(t)
+	s := startControllers(t, st, clock, testNodeOptions(), ServiceOptions{})
+	now := clock.Now()
+	if _, err := s.Create(context.Background(), nodeKey("n1"), newNode("n1", now, &now)); err != nil {
+		t.Fatal(err)
+	}
+	reasons := func(want ...string) func() error {
+		return func() error {
+			var got []string
+			for _, e := range storedEvents(t, st, "involvedObject.kind=Node,involvedObject.name=n1") {
+				got = append(got, e.Reason+": "+e.Message)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("events %q, want %q", got, want)
+			}
+			return nil
+		}
+	}
+	registered := "RegisteredNode: Node n1 event: Registered Node n1 in NodeController"
+	ready := "NodeReady: Node n1 status is now: NodeReady"
+	waitFor(t, "registered and ready", reasons(ready, registered))
+	clock.Advance(time.Minute) // past the monitor grace period, with no heartbeat
+	forceSync(t, s, nodeKey("n1"))
+	waitFor(t, "not ready", reasons("NodeNotReady: Node n1 status is now: NodeNotReady", ready, registered))
 }

@@ -145,8 +145,12 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.settle(ctx)
 	case *kindRequest:
 		a.begin(msg.trace)
+		var ans kindReply
 		if r, ok := a.cell.ctrl.(control.Receiver); ok {
-			r.Receive(a.effects(), msg.payload)
+			ans.answer, ans.err = r.Receive(a.effects(), msg.payload)
+		}
+		if ctx.Sender() != nil { // a request: someone waits for the answer
+			ctx.Respond(&ans)
 		}
 		a.settle(ctx)
 	default:

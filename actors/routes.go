@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/service"
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -67,4 +68,24 @@ func podToServices(e *env, ev persistence.Event) []persistence.Key {
 
 func podKey(ns, name string) persistence.Key {
 	return persistence.Key{Resource: "pods", Namespace: ns, Name: name}
+}
+
+// toQuotas routes a change of an object that quotas count (resourcequota.Resources)
+// to the quotas of its namespace, which recount: a namespace without quotas costs
+// one empty scan. An update matters only for a pod that became terminal (it stops
+// counting); a quota's own change is its own actor's business.
+func toQuotas(e *env, ev persistence.Event) []persistence.Key {
+	if ev.Type == persistence.Modified {
+		if p, ok := ev.Item.Object.(*corev1.Pod); !ok || !pod.Terminal(p) {
+			return nil
+		}
+	}
+	var keys []persistence.Key
+	e.store.Snapshot("resourcequotas").Ascend(ev.Item.Key.Namespace, "", func(it *persistence.Item) bool {
+		if it.Key != ev.Item.Key {
+			keys = append(keys, it.Key)
+		}
+		return true
+	})
+	return keys
 }

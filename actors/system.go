@@ -44,6 +44,10 @@ type env struct {
 	syncPacing int
 	sched      *schedulerConfig // nil: no scheduler (scheduling.go)
 	admission  admission.Chain  // Options.Admission (admit.go)
+	// requestTimeout bounds a quota charge's wait (quotas.go); quotaSyncPeriod is
+	// Options.ResourceQuotaSyncPeriod.
+	requestTimeout  time.Duration
+	quotaSyncPeriod time.Duration
 }
 
 // keys lists the keys of every stored object of one resource.

@@ -29,7 +29,7 @@ func startServer(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parser.Parse([]string{"--data-dir", t.TempDir(), "--insecure-port", "0"}); err != nil {
+	if _, err := parser.Parse([]string{"--data-dir", t.TempDir(), "--insecure-port", "0", "--secure-port", "0", "--bind-address", "127.0.0.1"}); err != nil {
 		t.Fatal(err)
 	}
 	log := logrus.New()
@@ -37,7 +37,7 @@ func startServer(t *testing.T) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, cmd.Server, log, func(a string) { addr <- a }) }()
+	go func() { done <- serve(ctx, cmd.Server, log, func(a string, _ *securePort) { addr <- a }) }()
 	t.Cleanup(func() {
 		cancel()
 		<-done

@@ -130,7 +130,7 @@ func TestBookFlagsAccepted(t *testing.T) {
 				case warned && err != nil:
 					t.Fatalf("warned about, then refused: %v", err)
 				case warned:
-				case known[name] || name == "address" || name == "port" || name == "master" || name == "apiservers":
+				case known[name] || name == "address" || name == "port" || name == "master" || name == "apiservers" || name == "public-address-override": // renamed
 					if err != nil && strings.Contains(err.Error(), "unknown flag") {
 						t.Fatalf("honoured flag refused: %v", err)
 					}
@@ -178,8 +178,8 @@ func TestBookCommandLine(t *testing.T) {
 		{"book's apiserver line", config.APIServer,
 			[]string{"--logtostderr=true", "--v=0", "--etcd-servers=http://127.0.0.1:4001", "--address=0.0.0.0", "--port=8080", "--kubelet-port=10250", "--allow-privileged=false", "--service-cluster-ip-range=10.254.0.0/16"},
 			config.APIServer,
-			[]string{"server", "--logtostderr=true", "--v=0", "--insecure-bind-address=0.0.0.0", "--insecure-port=8080", "--service-cluster-ip-range=10.254.0.0/16"},
-			[]string{"--etcd-servers", "--kubelet-port", "--allow-privileged"}},
+			[]string{"server", "--logtostderr=true", "--v=0", "--insecure-bind-address=0.0.0.0", "--insecure-port=8080", "--allow-privileged=false", "--service-cluster-ip-range=10.254.0.0/16"},
+			[]string{"--etcd-servers", "--kubelet-port"}},
 		{"kubeactor server takes the same", "kubeactor", []string{"server", "--etcd-servers", "http://127.0.0.1:4001", "--port=8080"},
 			config.APIServer, []string{"server", "--insecure-port=8080"}, []string{"--etcd-servers"}},
 		{"kubelet", config.Kubelet, []string{"--master=http://m:8080", "--register-node"},

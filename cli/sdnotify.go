@@ -9,8 +9,8 @@ import (
 
 // sdNotifyReady tells systemd that the server is serving, for the book's
 // kube-apiserver unit (Type=notify): it sends READY=1 to $NOTIFY_SOCKET, when set.
-func sdNotifyReady(log *logrus.Logger) func(addr string) {
-	return func(string) {
+func sdNotifyReady(log *logrus.Logger) func(addr string, sec *securePort) {
+	return func(string, *securePort) {
 		if err := sdNotify(os.Getenv("NOTIFY_SOCKET"), "READY=1"); err != nil {
 			log.WithError(err).Warn("systemd readiness not sent")
 		}

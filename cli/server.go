@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,9 +54,10 @@ func (c *upCmd) Run(g *globals) error {
 			return err
 		}
 	}
-	return serve(ctx, c.Server, g.log, func(addr string) {
+	return serve(ctx, c.Server, g.log, func(addr string, sec *securePort) {
 		fmt.Fprintf(g.stdout, "kubeactor is up: API at http://%s (data in %s)\n", addr, c.DataDir)
 		fmt.Fprintf(g.stdout, "try: kubectl -s http://%s get nodes,pods\n", addr)
+		sec.printKubeconfig(g.stdout, c.Server, g.log)
 		agent.Server, agent.Simulate = "http://"+addr, c.Simulate
 		go func() {
 			run, what := runDocker, "node agent"
@@ -71,8 +73,9 @@ func (c *upCmd) Run(g *globals) error {
 }
 
 // serve runs the store, the actor system and the gateway until ctx ends. ready, when
-// not nil, is called with the listening address once requests are being served.
-func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready func(addr string)) error {
+// not nil, is called with the insecure listening address and the secure port once
+// requests are being served.
+func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready func(addr string, sec *securePort)) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(cfg.GCPercent)
 	}
@@ -97,16 +100,26 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	if err != nil {
 		return err
 	}
+	adm, err := actors.NewAdmission(store, actors.AdmissionConfig{Plugins: cfg.AdmissionControl, AllowPrivileged: cfg.AllowPrivileged})
+	if err != nil {
+		return err
+	}
 	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
 		Nodes: nodes, Services: services,
 		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
-		Admission: actors.DefaultAdmission(store)})
+		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
 	defer sys.Stop()
+	adm.Bind(sys)
 
-	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks})
+	sec, err := newSecurity(cfg, time.Now())
+	if err != nil {
+		return err
+	}
+	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks,
+		Authenticator: sec.authn, Authorizer: sec.authz})
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
 	}
@@ -130,10 +143,14 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 		return fmt.Errorf("bootstrap kubernetes service: %w", err)
 	}
 	defer startDNS(ctx, cfg, store, sys, log)()
+	secure, err := serveSecure(cfg, sec, gw.SecureHandler(), errc)
+	if err != nil {
+		return err
+	}
 	addr := ln.Addr().String()
-	log.WithFields(logrus.Fields{"address": addr, "data-dir": cfg.DataDir, "revision": store.Revision()}).Info("serving")
+	log.WithFields(logrus.Fields{"address": addr, "secure-address": secure.address(), "data-dir": cfg.DataDir, "revision": store.Revision()}).Info("serving")
 	if ready != nil {
-		ready(addr)
+		ready(addr, secure)
 	}
 
 	select {
@@ -144,6 +161,9 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGracePeriod)
 	defer cancel()
+	if err := secure.shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("shutdown: %w", err)
 	}

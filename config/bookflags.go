@@ -35,7 +35,7 @@ type Warning struct {
 
 // bookRenames maps a component's old or book-only flag names onto kubeactor's.
 var bookRenames = map[string]map[string]string{
-	APIServer: {"address": "insecure-bind-address", "port": "insecure-port"},
+	APIServer: {"address": "insecure-bind-address", "port": "insecure-port", "public-address-override": "bind-address"},
 	Kubelet:   {"master": "server", "apiservers": "server"},
 }
 
@@ -50,7 +50,6 @@ var bookFirstOf = map[string]map[string]string{
 
 const (
 	noCloud    = "there is no cloud provider: nodes are machines that run the agent"
-	noTLS      = "this build serves the API over plain HTTP on --insecure-bind-address:--insecure-port only"
 	inStore    = "the state is in the embedded Pebble store under --data-dir, not in etcd"
 	noCAdvisor = "there is no cAdvisor: the agent serves /stats and /spec itself on --port and --read-only-port"
 	noCgroup   = "the agent does not move itself or the system into cgroups"
@@ -75,23 +74,10 @@ var bookFlags = map[string][]BookFlag{
 		{"kubelet-certificate-authority", false, "the server reaches kubelets over HTTP"},
 		{"kubelet-client-certificate", false, "the server reaches kubelets over HTTP"},
 		{"kubelet-client-key", false, "the server reaches kubelets over HTTP"},
-		{"allow-privileged", true, "privileged containers are not refused by the server; the agent runs a container privileged when its securityContext asks"},
-		{"admission-control", false, "the admission chain is fixed in this build: namespace lifecycle (objects in a missing or terminating namespace are refused; default and kube-system always exist)"},
-		{"admission-control-config-file", false, "the admission chain is fixed in this build"},
+		{"admission-control-config-file", false, "the admission plugins take no configuration: --admission-control names them"},
 		{"api-burst", false, "the server does not rate-limit clients"},
 		{"api-rate", false, "the server does not rate-limit clients"},
 		{"api-prefix", false, "the API is always under /api"},
-		{"authorization-mode", false, "every request is allowed: " + noTLS},
-		{"authorization-policy-file", false, "every request is allowed: " + noTLS},
-		{"basic-auth-file", false, noTLS},
-		{"token-auth-file", false, noTLS},
-		{"client-ca-file", false, noTLS},
-		{"tls-cert-file", false, noTLS},
-		{"tls-private-key-file", false, noTLS},
-		{"cert-dir", false, noTLS},
-		{"bind-address", false, noTLS},
-		{"secure-port", false, noTLS},
-		{"public-address-override", false, noTLS},
 		{"service-account-key-file", false, "service account tokens are not issued by this build"},
 		{"service-account-lookup", true, "service account tokens are not issued by this build"},
 		{"cloud-config", false, noCloud},
@@ -115,7 +101,6 @@ var bookFlags = map[string][]BookFlag{
 		{"namespace-sync-period", false, "a namespace is finalized as soon as it is deleted"},
 		{"pvclaimbinder-sync-period", false, "there are no persistent volumes in this build"},
 		{"register-retry-count", false, noCloud},
-		{"resource-quota-sync-period", false, "resource quotas are not enforced by this build"},
 		{"service-account-private-key-file", false, "service account tokens are not issued by this build"},
 		{"root-ca-file", false, "service account tokens are not issued by this build"},
 		{"algorithm-provider", false, "the scheduler's default provider is used unless --policy-config-file names predicates and priorities"},
@@ -126,7 +111,7 @@ var bookFlags = map[string][]BookFlag{
 		{"enable-server", true, "the agent's server is always on, on --address:--port"},
 		{"enable-debugging-handlers", true, "logs, exec, attach and port-forward are always served on --port (never on --read-only-port)"},
 		{"register-node", true, "the agent always registers its node"},
-		{"allow-privileged", true, "the agent runs a container privileged when its securityContext asks"},
+		{"allow-privileged", true, "kube-apiserver's --allow-privileged admits or refuses privileged pods; the agent runs the pods it is given"},
 		{"kubeconfig", false, "the agent reaches --api-servers over plain HTTP without credentials"},
 		{"cadvisor-port", false, noCAdvisor},
 		{"log-cadvisor-usage", true, noCAdvisor},

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 )
@@ -29,6 +30,8 @@ type Server struct {
 	Profiling           bool          `name:"profiling" default:"true" negatable:"" help:"Serve Go profiles at /debug/pprof/ (the book's --profiling)."`
 	EnableTestHooks     bool          `name:"enable-test-hooks" hidden:"" help:"Serve test hooks (POST /debug/kubeactor/panic). For tests only."`
 	EventTTL            time.Duration `name:"event-ttl" default:"1h" help:"How long an event is kept after it was last seen."`
+	// ResourceQuotaSyncPeriod is the book's controller-manager flag.
+	ResourceQuotaSyncPeriod time.Duration `name:"resource-quota-sync-period" default:"10s" help:"How often each resource quota recounts its usage (it also recounts when what it counts changes)."`
 	// The node controller and service addresses (the book's controller-manager and
 	// apiserver flags).
 	NodeMonitorGracePeriod time.Duration `name:"node-monitor-grace-period" default:"40s" help:"How long a node may go without posting status before it is marked Unknown."`
@@ -51,8 +54,87 @@ type Server struct {
 	AllocateNodeCIDRs bool   `name:"allocate-node-cidrs" default:"true" negatable:"" help:"Give each node without a spec.podCIDR a subnet of --cluster-cidr."`
 	ClusterCIDR       string `name:"cluster-cidr" default:"10.244.0.0/16" help:"CIDR from which the nodes' pod CIDRs are allocated."`
 	NodeCIDRMaskSize  int    `name:"node-cidr-mask-size" default:"24" help:"Prefix length of each node's pod CIDR."`
+	// Admission (the book's kube-apiserver flags).
+	AdmissionControl []string `name:"admission-control" default:"NamespaceLifecycle,ResourceQuota" sep:"," help:"Admission plugins, in the order they run, comma-separated (the book's --admission_control): AlwaysAdmit, AlwaysDeny, DenyExecOnPrivileged, LimitRanger, NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, ResourceQuota, SecurityContextDeny."`
+	AllowPrivileged  bool     `name:"allow-privileged" help:"Allow pods with privileged containers (off, as in v1.0: such pods are refused with 422)."`
 	// SchedulerPolicy is the content of PolicyConfigFile, read and checked by Validate.
 	SchedulerPolicy []byte `kong:"-"`
+	Security
+}
+
+// Security configures the secure port: TLS, authentication and authorization (the
+// book's kube-apiserver flags). The insecure port skips authentication and
+// authorization, as in v1.0.
+type Security struct {
+	BindAddress             string `name:"bind-address" default:"0.0.0.0" help:"IP address on which to serve the secure port."`
+	SecurePort              int    `name:"secure-port" default:"6443" help:"Port of the HTTPS API, with authentication and authorization (0 picks a free port, as --insecure-port 0 does; -1 turns HTTPS off)."`
+	TLSCertFile             string `name:"tls-cert-file" help:"x509 certificate for HTTPS (with intermediates after it). Without it a CA and a serving certificate are made in --cert-dir on first start and reused after."`
+	TLSPrivateKeyFile       string `name:"tls-private-key-file" help:"Private key matching --tls-cert-file."`
+	CertDir                 string `name:"cert-dir" help:"Directory of the generated CA, serving certificate and admin kubeconfig (default: <data-dir>/pki)."`
+	ClientCAFile            string `name:"client-ca-file" help:"CA certificates (PEM) that sign client certificates; the user is the subject's CN, the groups its O (default: the CA in --cert-dir)."`
+	TokenAuthFile           string `name:"token-auth-file" help:"CSV of bearer tokens: token,user,uid[,\"group1,group2\"]."`
+	BasicAuthFile           string `name:"basic-auth-file" help:"CSV of basic-auth users: password,user,uid[,\"group1,group2\"]."`
+	AnonymousAuth           bool   `name:"anonymous-auth" help:"Serve requests without credentials on the secure port as system:anonymous (default: 401)."`
+	AuthorizationMode       string `name:"authorization-mode" default:"AlwaysAllow" enum:"AlwaysAllow,AlwaysDeny,ABAC" help:"Authorization on the secure port: AlwaysAllow, AlwaysDeny or ABAC."`
+	AuthorizationPolicyFile string `name:"authorization-policy-file" help:"ABAC policy: one JSON object per line (user, group, readonly, resource, namespace)."`
+	// The files' contents, read by Validate (parsed by the command, which owns the
+	// parsers): never logged.
+	TokenAuth, BasicAuth, AuthorizationPolicy, ClientCA []byte `kong:"-"`
+}
+
+// SecureAddress is the host:port the secure API listens on.
+func (s *Security) SecureAddress() string {
+	return net.JoinHostPort(s.BindAddress, strconv.Itoa(s.SecurePort))
+}
+
+// validateSecurity checks the security flags and reads their files.
+func (s *Server) validateSecurity() error {
+	if s.CertDir == "" {
+		s.CertDir = filepath.Join(s.DataDir, "pki")
+	}
+	if s.BindAddress == "" {
+		s.BindAddress = "0.0.0.0"
+	}
+	if s.SecurePort < -1 || s.SecurePort > 65535 {
+		return fmt.Errorf("--secure-port %d: must be between -1 (off) and 65535", s.SecurePort)
+	}
+	if net.ParseIP(s.BindAddress) == nil {
+		return fmt.Errorf("--bind-address %q: not an IP address", s.BindAddress)
+	}
+	if (s.TLSCertFile == "") != (s.TLSPrivateKeyFile == "") {
+		return fmt.Errorf("--tls-cert-file and --tls-private-key-file go together")
+	}
+	switch s.AuthorizationMode {
+	case "", "AlwaysAllow", "AlwaysDeny":
+		if s.AuthorizationPolicyFile != "" {
+			return fmt.Errorf("--authorization-policy-file needs --authorization-mode ABAC")
+		}
+	case "ABAC":
+		if s.AuthorizationPolicyFile == "" {
+			return fmt.Errorf("--authorization-mode ABAC needs --authorization-policy-file")
+		}
+	default:
+		return fmt.Errorf("--authorization-mode %q: AlwaysAllow, AlwaysDeny or ABAC", s.AuthorizationMode)
+	}
+	for _, f := range []struct {
+		flag, path string
+		into       *[]byte
+	}{
+		{"--token-auth-file", s.TokenAuthFile, &s.TokenAuth},
+		{"--basic-auth-file", s.BasicAuthFile, &s.BasicAuth},
+		{"--authorization-policy-file", s.AuthorizationPolicyFile, &s.AuthorizationPolicy},
+		{"--client-ca-file", s.ClientCAFile, &s.ClientCA},
+	} {
+		if f.path == "" {
+			continue
+		}
+		data, err := os.ReadFile(f.path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.flag, err)
+		}
+		*f.into = data
+	}
+	return nil
 }
 
 // DefaultDataDir is where the store lives when --data-dir is not given.
@@ -89,6 +171,9 @@ func (s *Server) Validate() error {
 	if s.EventTTL <= 0 {
 		return fmt.Errorf("--event-ttl %s: must be positive", s.EventTTL)
 	}
+	if s.ResourceQuotaSyncPeriod < 0 {
+		return fmt.Errorf("--resource-quota-sync-period %s: must not be negative", s.ResourceQuotaSyncPeriod)
+	}
 	if s.NodeMonitorGracePeriod <= 0 || s.NodeStartupGracePeriod <= 0 || s.NodeMonitorPeriod <= 0 || s.PodEvictionTimeout <= 0 {
 		return fmt.Errorf("--node-monitor-grace-period, --node-startup-grace-period, --node-monitor-period and --pod-eviction-timeout must be positive")
 	}
@@ -120,6 +205,12 @@ func (s *Server) Validate() error {
 	}
 	if s.SchedulerShards < 0 {
 		return fmt.Errorf("--scheduler-shards %d: must not be negative", s.SchedulerShards)
+	}
+	if err := s.validateSecurity(); err != nil {
+		return err
+	}
+	if err := admission.Check(s.AdmissionControl); err != nil {
+		return fmt.Errorf("--admission-control: %w", err)
 	}
 	if s.PolicyConfigFile != "" {
 		data, err := os.ReadFile(s.PolicyConfigFile)

@@ -16,13 +16,17 @@ func validServer() Server {
 	}
 }
 
+// serverCase is one Validate test: a change to validServer, the error it must cause
+// ("" for valid) and a check of the filled defaults.
+type serverCase struct {
+	name    string
+	change  func(*Server)
+	wantErr string // "" for valid
+	check   func(*Server) string
+}
+
 func TestServerValidateDNSAndCIDRs(t *testing.T) {
-	tests := []struct {
-		name    string
-		change  func(*Server)
-		wantErr string // "" for valid
-		check   func(*Server) string
-	}{
+	runServerCases(t, []serverCase{
 		{name: "defaults", change: func(*Server) {}, check: func(s *Server) string {
 			if s.DNSAddress() != "127.0.0.1:53" {
 				return "dns address " + s.DNSAddress()
@@ -58,8 +62,18 @@ func TestServerValidateDNSAndCIDRs(t *testing.T) {
 		{name: "mask larger than cluster", change: func(s *Server) { s.NodeCIDRMaskSize = 8 }, wantErr: "--node-cidr-mask-size"},
 		{name: "mask too small", change: func(s *Server) { s.NodeCIDRMaskSize = 31 }, wantErr: "--node-cidr-mask-size"},
 		{name: "cluster cidr overlaps services", change: func(s *Server) { s.ClusterCIDR = "10.254.128.0/17" }, wantErr: "overlaps"},
+		{name: "admission plugins in order", change: func(s *Server) {
+			s.AdmissionControl = []string{"NamespaceAutoProvision", "LimitRanger", "SecurityContextDeny"}
+		}},
+		{name: "no admission plugins", change: func(s *Server) { s.AdmissionControl = nil }},
+		{name: "unknown admission plugin", change: func(s *Server) { s.AdmissionControl = []string{"NamespaceLifecycle", "Bogus"} },
+			wantErr: `--admission-control: admission: unknown plugin "Bogus" (known: AlwaysAdmit, AlwaysDeny,`},
 		{name: "bad cluster cidr ignored when not allocating", change: func(s *Server) { s.AllocateNodeCIDRs = false; s.ClusterCIDR = "x" }},
-	}
+	})
+}
+
+func runServerCases(t *testing.T, tests []serverCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := validServer()

@@ -138,6 +138,15 @@ func TestDockerPodRuns(t *testing.T) {
 	if !infra || !app {
 		t.Errorf("docker ps names %v: want the infra and app containers in the book's format", n.dockerPS(false))
 	}
+	// The container's events name it as kubectl describe shows them.
+	Eventually(t, 30*time.Second, "a Started event about spec.containers{web}", func() error {
+		list, err := n.cs.CoreV1().Events("default").List(context.Background(),
+			metav1.ListOptions{FieldSelector: "involvedObject.name=web,involvedObject.fieldPath=spec.containers{web},reason=Started"})
+		if err != nil || len(list.Items) == 0 {
+			return fmt.Errorf("%v; events:\n%s", err, n.events("web"))
+		}
+		return nil
+	})
 
 	svc, err := n.cs.CoreV1().Services("default").Get(context.Background(), "redis-master", metav1.GetOptions{})
 	if err != nil {

@@ -53,6 +53,7 @@ var (
 // Server is one running `kubeactor server` process.
 type Server struct {
 	URL        string // http://127.0.0.1:port
+	SecureURL  string // https://127.0.0.1:port ("" with --secure-port -1)
 	DataDir    string
 	Kubeconfig string
 
@@ -82,7 +83,8 @@ func start(t testing.TB, command, dataDir string, extra ...string) *Server {
 		dataDir = t.TempDir()
 	}
 	s := &Server{DataDir: dataDir, t: t, done: make(chan struct{})}
-	args := append([]string{command, "--data-dir", dataDir, "--insecure-port", "0", "--log-format", "json"}, extra...)
+	// Both ports on free loopback ports: tests run side by side.
+	args := append([]string{command, "--data-dir", dataDir, "--insecure-port", "0", "--secure-port", "0", "--bind-address", "127.0.0.1", "--log-format", "json"}, extra...)
 	s.cmd = exec.Command(Binary(t), args...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
@@ -91,7 +93,7 @@ func start(t testing.TB, command, dataDir string, extra ...string) *Server {
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start server: %v", err)
 	}
-	addr := make(chan string, 1)
+	addr := make(chan [2]string, 1)
 	go s.readLogs(stderr, addr)
 	go func() { _ = s.cmd.Wait(); close(s.done) }()
 	t.Cleanup(func() {
@@ -102,7 +104,10 @@ func start(t testing.TB, command, dataDir string, extra ...string) *Server {
 	})
 	select {
 	case a := <-addr:
-		s.URL = "http://" + a
+		s.URL = "http://" + a[0]
+		if a[1] != "" {
+			s.SecureURL = "https://" + a[1]
+		}
 	case <-s.done:
 		t.Fatalf("server exited before serving:\n%s", s.Logs())
 	case <-time.After(60 * time.Second):
@@ -126,7 +131,7 @@ func readyz(url string) error {
 	return nil
 }
 
-func (s *Server) readLogs(r io.Reader, addr chan<- string) {
+func (s *Server) readLogs(r io.Reader, addr chan<- [2]string) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	sent := false
@@ -142,9 +147,10 @@ func (s *Server) readLogs(r io.Reader, addr chan<- string) {
 		var rec struct {
 			Msg     string `json:"msg"`
 			Address string `json:"address"`
+			Secure  string `json:"secure-address"`
 		}
 		if json.Unmarshal(line, &rec) == nil && rec.Msg == "serving" && rec.Address != "" {
-			addr <- rec.Address
+			addr <- [2]string{rec.Address, rec.Secure}
 			sent = true
 		}
 	}

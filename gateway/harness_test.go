@@ -41,6 +41,10 @@ type harnessOptions struct {
 	bookmarkInterval time.Duration
 	profiling        bool
 	admission        admission.Chain // plugins after the server's default chain
+	// admissionControl, when not nil, replaces the chain with the server's for this
+	// --admission-control list (privileged containers allowed unless denyPrivileged).
+	admissionControl []string
+	denyPrivileged   bool
 }
 
 // newObject is the store's type registry, from the resource table.
@@ -61,9 +65,20 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
-	sys, err := actors.Start(actors.Options{Store: store, Log: log, Admission: append(actors.DefaultAdmission(store), o.admission...)})
+	chain := append(actors.DefaultAdmission(store), o.admission...)
+	var adm *actors.Admission
+	if o.admissionControl != nil {
+		if adm, err = actors.NewAdmission(store, actors.AdmissionConfig{Plugins: o.admissionControl, AllowPrivileged: !o.denyPrivileged}); err != nil {
+			t.Fatalf("admission: %v", err)
+		}
+		chain = adm.Chain
+	}
+	sys, err := actors.Start(actors.Options{Store: store, Log: log, Admission: chain})
 	if err != nil {
 		t.Fatalf("start actors: %v", err)
+	}
+	if adm != nil {
+		adm.Bind(sys)
 	}
 	srv, err := New(Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: o.maxBody, BookmarkInterval: o.bookmarkInterval,
 		Profiling: o.profiling, OpenAPI: http.NotFoundHandler()})

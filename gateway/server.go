@@ -16,6 +16,8 @@ import (
 	"github.com/kubeactor/kubeactor/actors"
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
+	"github.com/kubeactor/kubeactor/gateway/authn"
+	"github.com/kubeactor/kubeactor/gateway/authz"
 	"github.com/kubeactor/kubeactor/gateway/openapi"
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -46,6 +48,10 @@ type Config struct {
 	WatchCoalesce time.Duration
 	// Profiling serves Go's profiles under /debug/pprof/ (the book's --profiling).
 	Profiling bool
+	// Authenticator and Authorizer guard the requests of SecureHandler (the secure
+	// port); nil means every such request is anonymous, and allowed.
+	Authenticator *authn.Union
+	Authorizer    authz.Authorizer
 	// TestHooks serves POST /debug/kubeactor/panic?resource=&namespace=&name=, which
 	// makes that object's actor panic (e2e tests of supervision). Never in production.
 	TestHooks bool
@@ -63,6 +69,9 @@ type Server struct {
 	minWatch      time.Duration
 	watchCoalesce time.Duration
 
+	authn *authn.Union
+	authz authz.Authorizer
+
 	echo *echo.Echo
 }
 
@@ -74,6 +83,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		store: cfg.Store, actors: cfg.Actors, log: cfg.Log, maxBody: cfg.MaxBodyBytes, now: cfg.Now,
 		bookmarkEvery: cfg.BookmarkInterval, minWatch: cfg.MinWatchTimeout, watchCoalesce: cfg.WatchCoalesce,
+		authn: cfg.Authenticator, authz: cfg.Authorizer,
 	}
 	if s.log == nil {
 		s.log = logrus.StandardLogger()
@@ -105,7 +115,7 @@ func New(cfg Config) (*Server, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.traceAndLog, middleware.Recover())
+	e.Use(s.traceAndLog, middleware.Recover(), s.guard) // guard: secure.go
 	s.echo = e
 
 	s.mountDiscovery(e)
@@ -280,7 +290,8 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 
 // traceAndLog gives each request its trace id (from traceparent, X-Request-Id or a new
 // one), echoes it in Audit-Id, and logs one debug line when the request ends. It also
-// names the request's user for admission: anonymous, as there is no authentication yet.
+// names the request's user for admission: anonymous, until guard (secure.go) names the
+// authenticated user of a secure-port request.
 func (s *Server) traceAndLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()

@@ -76,10 +76,13 @@ type Deferrer interface {
 }
 
 // Receiver is implemented by controllers that take messages of their own kind (an
-// event's occurrences); msg is the message's payload. It runs even while the object
-// does not exist yet.
+// event's occurrences, a quota's charges); msg is the message's payload. It runs
+// even while the object does not exist yet. When the message was a request (sent
+// with a sender waiting), its answer and error are the reply; a message nobody waits
+// for (an event's occurrence) drops them, so such receivers return nil, nil.
+// Receive must never wait on another object's actor: requesters may be blocked on it.
 type Receiver interface {
-	Receive(fx Effects, msg any)
+	Receive(fx Effects, msg any) (answer any, err error)
 }
 
 // Answer is the answer to a write a controller asked for.

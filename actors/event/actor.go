@@ -31,17 +31,19 @@ func NewController(ttl time.Duration) control.Controller { return &Controller{tt
 // Receive notes one occurrence (a Record). The first one of an absent event is
 // written at once (an actor without an object is stopped when idle); later ones wait
 // for the sync queued behind the messages already in the mailbox.
-func (c *Controller) Receive(fx control.Effects, msg any) {
+// Nobody waits for an occurrence: it answers nil, nil.
+func (c *Controller) Receive(fx control.Effects, msg any) (any, error) {
 	r, ok := msg.(Record)
 	if !ok {
-		return
+		return nil, nil
 	}
 	c.pending.Add(r)
 	if fx.Object() == nil {
 		c.flush(fx)
-		return
+		return nil, nil
 	}
 	fx.QueueSync()
+	return nil, nil
 }
 
 // flush writes the collected occurrences as one create or bump. A failed write is

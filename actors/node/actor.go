@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -57,8 +58,11 @@ func (c *Controller) Sync(fx control.Effects) {
 	now := fx.Now()
 	plan := Decide(n, c.obs, c.opts.Config, now)
 	c.obs = plan.Observed
-	if plan.Event != "" {
-		fx.Log().WithField("event", plan.Event).Info("node not ready")
+	for _, ev := range plan.Events {
+		fx.Record(n, corev1.EventTypeNormal, ev, EventMessage(n.Name, ev))
+		if ev == EventNodeNotReady {
+			fx.Log().Info("node not ready")
+		}
 	}
 	if plan.Status != nil || plan.Hostname {
 		next := n.DeepCopy()
@@ -108,6 +112,15 @@ func (c *Controller) Sync(fx control.Effects) {
 		next = plan.NextCheck
 	}
 	fx.SyncAt(next)
+}
+
+// EventMessage is the message of a node event, as the Kubernetes node controller
+// words it.
+func EventMessage(node, event string) string {
+	if event == EventRegisteredNode {
+		return fmt.Sprintf("Node %s event: Registered Node %s in NodeController", node, node)
+	}
+	return fmt.Sprintf("Node %s status is now: %s", node, event)
 }
 
 // Deleted withdraws the node's eviction request.

@@ -17,8 +17,12 @@ const (
 	MessageStatusUnknown      = "Kubelet stopped posting node status."
 	ReasonStatusNeverUpdated  = "NodeStatusNeverUpdated"
 	MessageStatusNeverUpdated = "Kubelet never posted node status."
-	// EventNodeNotReady is recorded when a node stops being Ready.
-	EventNodeNotReady = "NodeNotReady"
+	// Events the controller records about a node: when it first sees it (as the
+	// Kubernetes node controller does, also after its own restart), and when its Ready
+	// condition turns True or stops being True.
+	EventRegisteredNode = "RegisteredNode"
+	EventNodeReady      = "NodeReady"
+	EventNodeNotReady   = "NodeNotReady"
 )
 
 // Config holds the controller-manager flags of node monitoring.
@@ -63,8 +67,9 @@ type Plan struct {
 	// Evict: the node has been not ready for the eviction timeout; its pods
 	// (Victims) are to be evicted, at the pace of the one Evictor.
 	Evict bool `json:"evict,omitempty"`
-	// Event is a node event to record ("NodeNotReady"), or empty.
-	Event string `json:"event,omitempty"`
+	// Events are the node events to record, in order (EventRegisteredNode,
+	// EventNodeReady, EventNodeNotReady).
+	Events []string `json:"events,omitempty"`
 	// NextCheck is when to decide again if nothing happens before; zero when no timer
 	// is needed (the node is Unknown and its eviction is due).
 	NextCheck time.Time `json:"nextCheck,omitzero"`
@@ -83,6 +88,9 @@ func Decide(node *corev1.Node, obs Observed, cfg Config, now time.Time) Plan {
 	grace := cfg.MonitorGracePeriod
 	if cond == nil {
 		grace = cfg.StartupGracePeriod
+	}
+	if obs.ProbeAt.IsZero() {
+		plan.Events = append(plan.Events, EventRegisteredNode)
 	}
 	obs = observe(obs, node, cond, now)
 	status := corev1.ConditionUnknown
@@ -109,8 +117,11 @@ func Decide(node *corev1.Node, obs Observed, cfg Config, now time.Time) Plan {
 		status = corev1.ConditionUnknown
 		obs.Transition, obs.TransitionAt = at.Time, now
 	}
-	if obs.Status == corev1.ConditionTrue && status != corev1.ConditionTrue {
-		plan.Event = EventNodeNotReady
+	switch {
+	case obs.Status == corev1.ConditionTrue && status != corev1.ConditionTrue:
+		plan.Events = append(plan.Events, EventNodeNotReady)
+	case obs.Status != corev1.ConditionTrue && status == corev1.ConditionTrue:
+		plan.Events = append(plan.Events, EventNodeReady)
 	}
 	obs.Status = status
 	plan.Observed = obs

@@ -57,7 +57,7 @@ func TestDecide(t *testing.T) {
 		wantCondition *corev1.NodeCondition // the Ready condition written, nil when none
 		wantLabel     bool
 		wantEvict     []string
-		wantEvent     string
+		wantEvents    []string
 		wantNext      time.Time
 		wantProbe     time.Time
 	}{
@@ -82,23 +82,25 @@ func TestDecide(t *testing.T) {
 			now: at(50 * time.Second),
 			wantCondition: &corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: ReasonStatusUnknown, Message: MessageStatusUnknown,
 				LastHeartbeatTime: metav1.NewTime(hb), LastTransitionTime: metav1.NewTime(at(50 * time.Second))},
-			wantEvent: EventNodeNotReady, wantNext: at(10*time.Second + 5*time.Minute - 40*time.Second), wantProbe: at(10 * time.Second),
+			wantEvents: []string{EventNodeNotReady}, wantNext: at(10*time.Second + 5*time.Minute - 40*time.Second), wantProbe: at(10 * time.Second),
 		},
 		{
 			name: "never posted, within the startup grace period",
 			node: newNode("n1").obj(), now: at(59 * time.Second), wantNext: at(60 * time.Second), wantProbe: t0,
+			wantEvents: []string{EventRegisteredNode},
 		},
 		{
 			name: "never posted after the startup grace period: Unknown",
 			node: newNode("n1").obj(), now: at(60 * time.Second),
 			wantCondition: &corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: ReasonStatusNeverUpdated, Message: MessageStatusNeverUpdated,
 				LastHeartbeatTime: metav1.NewTime(t0), LastTransitionTime: metav1.NewTime(at(60 * time.Second))},
-			wantNext: at(4 * time.Minute), wantProbe: t0,
+			wantNext: at(4 * time.Minute), wantProbe: t0, wantEvents: []string{EventRegisteredNode},
 		},
 		{
 			name: "first sight after a restart: a fresh grace period, whatever the agent's clock says",
 			node: newNode("n1").ready(corev1.ConditionTrue, hb, hb).obj(),
 			now:  at(time.Hour), wantNext: at(time.Hour + 40*time.Second), wantProbe: at(time.Hour),
+			wantEvents: []string{EventRegisteredNode, EventNodeReady},
 		},
 		{
 			name: "Unknown, eviction not due yet",
@@ -124,6 +126,7 @@ func TestDecide(t *testing.T) {
 			name: "Ready again: nothing evicted",
 			node: newNode("n1").ready(corev1.ConditionTrue, at(time.Hour), at(time.Hour)).obj(), obs: seen(time.Minute, time.Minute, hb, hb, corev1.ConditionUnknown),
 			now: at(time.Hour), wantNext: at(time.Hour + 40*time.Second), wantProbe: at(time.Hour),
+			wantEvents: []string{EventNodeReady},
 		},
 		{
 			name: "eviction long due: still evicting (the evictor paces it)",
@@ -166,8 +169,8 @@ func TestDecide(t *testing.T) {
 			if !slices.Equal(evicted, tc.wantEvict) {
 				t.Errorf("evicted %v, want %v", evicted, tc.wantEvict)
 			}
-			if plan.Event != tc.wantEvent {
-				t.Errorf("event %q, want %q", plan.Event, tc.wantEvent)
+			if !slices.Equal(plan.Events, tc.wantEvents) {
+				t.Errorf("events %q, want %q", plan.Events, tc.wantEvents)
 			}
 			if !plan.NextCheck.Equal(tc.wantNext) {
 				t.Errorf("next check %v, want %v", plan.NextCheck, tc.wantNext)

@@ -50,6 +50,11 @@ type Controller struct {
 	// owed says that resyncs from the pod feed were put off until the answers to the
 	// last sync's writes are in (see ResyncLater).
 	owed bool
+	// refusals counts the pod writes refused in a row (a quota, a terminating
+	// namespace, an invalid template); the sync after a refusal waits until retryAt
+	// (RetryAfter), instead of sending the same refused writes again at once.
+	refusals int
+	retryAt  time.Time
 }
 
 var (
@@ -130,6 +135,7 @@ func (c *Controller) Answered(fx control.Effects, r control.Answer) {
 		}
 		c.exp = c.exp.Observe(ev)
 		c.dirty = c.dirty || c.exp.Pending() == 0
+		c.refusals = 0
 		return
 	}
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.Ref.Name, Namespace: r.Ref.Namespace}}
@@ -138,16 +144,21 @@ func (c *Controller) Answered(fx control.Effects, r control.Answer) {
 		typ = CreateFailed
 	}
 	c.exp = c.exp.Observe(Event{Type: typ, Pod: p})
-	c.dirty = true
+	c.refusals++
+	c.retryAt = fx.Now().Add(RetryAfter(c.refusals))
 	fx.Log().WithField("error", r.Err).Warn("pod write refused")
 }
 
-// Settle syncs the RC when its own object changed, a refused write changed its
-// expectations, or a resync was put off; changes to its pods come as resyncs from
-// the pod feed.
+// Settle syncs the RC when its own object changed, its expectations were met, or a
+// resync was put off; after a refused write it syncs again at retryAt. Changes to
+// its pods come as resyncs from the pod feed.
 func (c *Controller) Settle(fx control.Effects) {
-	if c.dirty || c.synced != fx.Revision() || (c.owed && fx.Outstanding() == 0) {
+	switch {
+	case c.dirty || c.synced != fx.Revision() || (c.owed && fx.Outstanding() == 0):
 		fx.QueueSync()
+	case !c.retryAt.IsZero() && fx.Outstanding() == 0:
+		fx.SyncAt(c.retryAt)
+		c.retryAt = time.Time{}
 	}
 }
 

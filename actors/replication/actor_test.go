@@ -1,8 +1,16 @@
 package replication
 
 import (
+	"errors"
+	"io"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/sirupsen/logrus"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors/control"
 )
@@ -40,5 +48,60 @@ func TestResyncLater(t *testing.T) {
 				t.Fatalf("owed = %v, want %v", c.owed, tt.later)
 			}
 		})
+	}
+}
+
+// recordingEffects records the syncs a controller asks for.
+type recordingEffects struct {
+	control.Effects
+	now        time.Time
+	rev        int64
+	queued     int
+	syncAt     []time.Time
+	recorded   []string
+	rc         *corev1.ReplicationController
+	discardLog logrus.FieldLogger
+}
+
+func (f *recordingEffects) Now() time.Time          { return f.now }
+func (f *recordingEffects) Revision() int64         { return f.rev }
+func (f *recordingEffects) Outstanding() int        { return 0 }
+func (f *recordingEffects) Object() runtime.Object  { return f.rc }
+func (f *recordingEffects) QueueSync()              { f.queued++ }
+func (f *recordingEffects) SyncAt(t time.Time)      { f.syncAt = append(f.syncAt, t) }
+func (f *recordingEffects) Log() logrus.FieldLogger { return f.discardLog }
+func (f *recordingEffects) Record(_ runtime.Object, _, reason, _ string) {
+	f.recorded = append(f.recorded, reason)
+}
+
+// TestRefusedCreatesBackOff: a refused pod create (a quota, a terminating namespace)
+// makes the RC sync again after RetryAfter, doubling while the refusals go on, not
+// at once; a create that succeeds ends the back-off.
+func TestRefusedCreatesBackOff(t *testing.T) {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	fx := &recordingEffects{now: now, rev: 7, rc: newRC("web", 3).obj(), discardLog: log}
+	c := &Controller{synced: 7, exp: Expectations{Creates: []string{"web-a", "web-b"}, Set: now}, sent: map[string]string{"web-a": opCreate, "web-b": opCreate}}
+	refused := control.Answer{Ref: podRef("default", "web-a"), Err: errors.New("forbidden: Limited to 2 pods")}
+	c.Answered(fx, refused)
+	c.Settle(fx)
+	if fx.queued != 0 || len(fx.syncAt) != 1 || !fx.syncAt[0].Equal(now.Add(time.Second)) {
+		t.Fatalf("after one refusal: %d queued syncs, syncs at %v; want none queued and one at +1s", fx.queued, fx.syncAt)
+	}
+	c.send("web-b", opCreate)
+	c.Answered(fx, control.Answer{Ref: podRef("default", "web-b"), Err: errors.New("forbidden")})
+	c.Settle(fx)
+	if len(fx.syncAt) != 2 || !fx.syncAt[1].Equal(now.Add(2*time.Second)) {
+		t.Fatalf("after two refusals: syncs at %v, want the second at +2s", fx.syncAt)
+	}
+	if !slices.Equal(fx.recorded, []string{"FailedCreate", "FailedCreate"}) {
+		t.Errorf("events %v", fx.recorded)
+	}
+	c.send("web-c", opCreate)
+	c.exp = Expectations{Creates: []string{"web-c"}, Set: now}
+	c.Answered(fx, control.Answer{Ref: podRef("default", "web-c"), Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-c", Namespace: "default"}}})
+	if c.refusals != 0 {
+		t.Fatalf("refusals %d after a create succeeded", c.refusals)
 	}
 }

@@ -347,3 +347,12 @@ func patch(p *corev1.Pod, refs []any) PodPatch {
 	}
 	return PodPatch{Name: p.Name, UID: p.UID, Patch: b}
 }
+
+// RetryAfter is how long an RC waits before it syncs again after n pod writes were
+// refused in a row: 1s, doubling, at most ResyncPeriod.
+func RetryAfter(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	return min(time.Second<<min(n-1, 10), ResyncPeriod)
+}

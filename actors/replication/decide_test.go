@@ -2,6 +2,7 @@ package replication
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -421,6 +422,20 @@ func TestExpectationsObserveState(t *testing.T) {
 			}
 			if got.Pending() == 0 && !got.Set.IsZero() {
 				t.Fatalf("satisfied expectations keep their time: %+v", got)
+			}
+		})
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	tests := []struct {
+		refusals int
+		want     time.Duration
+	}{{0, 0}, {1, time.Second}, {2, 2 * time.Second}, {5, 16 * time.Second}, {6, ResyncPeriod}, {100, ResyncPeriod}}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.refusals), func(t *testing.T) {
+			if got := RetryAfter(tc.refusals); got != tc.want {
+				t.Fatalf("RetryAfter(%d) = %v, want %v", tc.refusals, got, tc.want)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubeactor/kubeactor/nodeagent/podsync"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
 
@@ -38,22 +39,22 @@ func (a *Agent) ensureImage(ctx context.Context, w *worker, pod *corev1.Pod, c *
 	switch {
 	case policy == corev1.PullNever && !present:
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
-		a.rec.Eventf(pod, corev1.EventTypeWarning, "ErrImageNeverPull", "%s", msg)
+		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "ErrImageNeverPull", "%s", msg)
 		return &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull", Message: msg}, 10 * time.Second
 	case present && policy != corev1.PullAlways:
-		a.rec.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
+		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
 		return nil, 0
 	}
 	now := a.now()
 	if b, ok := st.pullBackoff[c.Name]; ok && now.Before(b.until) && !present {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
-		a.rec.Eventf(pod, corev1.EventTypeNormal, "BackOff", "%s", msg)
+		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "BackOff", "%s", msg)
 		return &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: msg}, b.until.Sub(now)
 	}
-	a.rec.Eventf(pod, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
+	a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	if err := a.rt.PullImage(ctx, c.Image); err != nil {
 		if present {
-			a.rec.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine (pulling it failed: %v)", c.Image, err)
+			a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine (pulling it failed: %v)", c.Image, err)
 			return nil, 0
 		}
 		b := st.pullBackoff[c.Name]
@@ -61,11 +62,11 @@ func (a *Agent) ensureImage(ctx context.Context, w *worker, pod *corev1.Pod, c *
 		b.until = now.Add(b.delay)
 		st.pullBackoff[c.Name] = b
 		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
-		a.rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "%s", msg)
-		a.rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: ErrImagePull")
+		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "Failed", "%s", msg)
+		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "Failed", "Error: ErrImagePull")
 		return &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: msg}, b.delay
 	}
 	delete(st.pullBackoff, c.Name)
-	a.rec.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q", c.Image)
+	a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q", c.Image)
 	return nil, 0
 }

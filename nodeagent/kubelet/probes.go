@@ -81,7 +81,7 @@ func (a *Agent) runProbes(ctx context.Context, w *worker, pod *corev1.Pod, obs p
 				rec.state = podsync.NextProbe(spec, rec.state, ok)
 				rec.lastRun = now
 				if !ok {
-					a.rec.Eventf(pod, corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", kind, msg)
+					a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", kind, msg)
 				}
 				if before != rec.state.Result && kind == liveness && !rec.state.Result {
 					next = time.Nanosecond // kill it now

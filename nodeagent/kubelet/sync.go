@@ -64,13 +64,13 @@ func (a *Agent) syncPod(ctx context.Context, w *worker) (time.Duration, bool) {
 	for name, wt := range plan.Waiting {
 		st.waiting[name] = wt
 		if wt.Reason == "CrashLoopBackOff" {
-			a.rec.Eventf(pod, corev1.EventTypeWarning, "BackOff", "%s", wt.Message)
+			a.rec.Eventf(podsync.ContainerRef(pod, name), corev1.EventTypeWarning, "BackOff", "%s", wt.Message)
 		}
 	}
 	grace := gracePeriod(pod)
 	stopped := plan.KillPod && a.killAll(ctx, pod, obs, grace, "pod's infra container is not running or the pod is finished", log)
 	for _, k := range plan.Kill {
-		a.rec.Eventf(pod, corev1.EventTypeNormal, "Killing", "Killing container %s: %s", k.Name, k.Message)
+		a.rec.Eventf(podsync.ContainerRef(pod, k.Name), corev1.EventTypeNormal, "Killing", "Killing container %s: %s", k.Name, k.Message)
 		if err := a.rt.StopContainer(ctx, k.ID, grace); err != nil && !runtime.IsNotFound(err) {
 			log.WithError(err).WithField("container", k.Name).Warn("stopping container")
 		}
@@ -182,31 +182,31 @@ func (a *Agent) startContainer(ctx context.Context, w *worker, pod *corev1.Pod, 
 	env, err := podsync.ContainerEnv(pod, c, podIP, a.cfg.NodeIP, services, a.envLookup(ctx, pod.Namespace))
 	if err != nil {
 		st.waiting[c.Name] = corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()}
-		a.rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %v", err)
+		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "Failed", "Error: %v", err)
 		return 5 * time.Second
 	}
 	cfg, err := podsync.ContainerConfig(pod, s.Index, a.cfg.NodeName, sandboxID, suffix(), env, st.volumes, s.RestartCount)
 	if err != nil {
 		st.waiting[c.Name] = corev1.ContainerStateWaiting{Reason: "CreateContainerConfigError", Message: err.Error()}
-		a.rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %v", err)
+		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "Failed", "Error: %v", err)
 		return 5 * time.Second
 	}
 	id, err := a.rt.CreateContainer(ctx, cfg)
 	if err != nil {
 		st.waiting[c.Name] = corev1.ContainerStateWaiting{Reason: "CreateContainerError", Message: err.Error()}
-		a.rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %v", err)
+		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "Failed", "Error: %v", err)
 		log.WithError(err).WithField("container", c.Name).Warn("creating container")
 		return retrySoon
 	}
-	a.rec.Eventf(pod, corev1.EventTypeNormal, "Created", "Created container %s", c.Name)
+	a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Created", "Created container %s", c.Name)
 	if err := a.rt.StartContainer(ctx, id); err != nil {
 		st.waiting[c.Name] = corev1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()}
-		a.rec.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %v", err)
+		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "Failed", "Error: %v", err)
 		log.WithError(err).WithField("container", c.Name).Warn("starting container")
 		return retrySoon
 	}
 	delete(st.waiting, c.Name)
-	a.rec.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
+	a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Started", "Started container %s", c.Name)
 	return 0
 }
 
@@ -224,7 +224,7 @@ func (a *Agent) killAll(ctx context.Context, pod *corev1.Pod, obs podsync.Observ
 			sandboxes = append(sandboxes, c)
 			continue
 		}
-		a.rec.Eventf(pod, corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Labels[podsync.LabelContainer])
+		a.rec.Eventf(podsync.ContainerRef(pod, c.Labels[podsync.LabelContainer]), corev1.EventTypeNormal, "Killing", "Stopping container %s", c.Labels[podsync.LabelContainer])
 		if err := a.rt.StopContainer(ctx, c.ID, grace); err != nil && !runtime.IsNotFound(err) {
 			log.WithError(err).Warn("stopping container")
 		}

@@ -1,9 +1,11 @@
 package podsync
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -107,9 +109,7 @@ func ContainerConfig(pod *corev1.Pod, index int, node, sandboxID, suffix string,
 		TTY:         c.TTY,
 		Stdin:       c.Stdin,
 	}
-	if sc := c.SecurityContext; sc != nil && sc.Privileged != nil {
-		cfg.Privileged = *sc.Privileged
-	}
+	applySecurityContext(&cfg, pod.Spec.SecurityContext, c.SecurityContext)
 	for _, vm := range c.VolumeMounts {
 		m, err := mount(vm, volumes)
 		if err != nil {
@@ -119,6 +119,51 @@ func ContainerConfig(pod *corev1.Pod, index int, node, sandboxID, suffix string,
 	}
 	cfg.MemoryLimit, cfg.CPUShares, cfg.CPUQuota, cfg.CPUPeriod = cgroup(c.Resources)
 	return cfg, nil
+}
+
+// applySecurityContext sets cfg's privileges from the container's security context,
+// whose runAsUser, runAsGroup and seLinuxOptions fall back to the pod's: privileged,
+// the user ("uid" or "uid:gid"), the pod's supplementalGroups and fsGroup as extra
+// groups, capabilities added and dropped, SELinux labels and a read-only root.
+func applySecurityContext(cfg *runtime.ContainerConfig, psc *corev1.PodSecurityContext, sc *corev1.SecurityContext) {
+	if psc == nil {
+		psc = &corev1.PodSecurityContext{}
+	}
+	if sc == nil {
+		sc = &corev1.SecurityContext{}
+	}
+	user, group, selinux := cmp.Or(sc.RunAsUser, psc.RunAsUser), cmp.Or(sc.RunAsGroup, psc.RunAsGroup), cmp.Or(sc.SELinuxOptions, psc.SELinuxOptions)
+	if user != nil {
+		cfg.User = strconv.FormatInt(*user, 10)
+		if group != nil {
+			cfg.User += ":" + strconv.FormatInt(*group, 10)
+		}
+	}
+	for _, g := range psc.SupplementalGroups {
+		cfg.GroupAdd = append(cfg.GroupAdd, strconv.FormatInt(g, 10))
+	}
+	if psc.FSGroup != nil {
+		cfg.GroupAdd = append(cfg.GroupAdd, strconv.FormatInt(*psc.FSGroup, 10))
+	}
+	if caps := sc.Capabilities; caps != nil {
+		for _, c := range caps.Add {
+			cfg.CapAdd = append(cfg.CapAdd, string(c))
+		}
+		for _, c := range caps.Drop {
+			cfg.CapDrop = append(cfg.CapDrop, string(c))
+		}
+	}
+	if selinux != nil {
+		for _, l := range []struct{ key, value string }{
+			{"user", selinux.User}, {"role", selinux.Role}, {"type", selinux.Type}, {"level", selinux.Level},
+		} {
+			if l.value != "" {
+				cfg.SecurityOpt = append(cfg.SecurityOpt, "label="+l.key+":"+l.value)
+			}
+		}
+	}
+	cfg.Privileged = sc.Privileged != nil && *sc.Privileged
+	cfg.ReadonlyRootfs = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
 }
 
 // mount maps a volumeMount to a bind mount of its volume's host path.

@@ -83,9 +83,16 @@ type ContainerConfig struct {
 	CPUPeriod   int64 // microseconds; 0 for the default (100000)
 
 	Privileged bool
-	TTY        bool
-	Stdin      bool
-	StopSignal string // "" for SIGTERM
+	// The rest of the security context.
+	User           string   // "uid" or "uid:gid" to run as; "" for the image's user
+	GroupAdd       []string // supplementary groups (gids)
+	CapAdd         []string // capabilities added, as Kubernetes spells them ("NET_ADMIN")
+	CapDrop        []string // capabilities dropped
+	SecurityOpt    []string // SELinux labels, "label=type:svirt_lxc_net_t"
+	ReadonlyRootfs bool
+	TTY            bool
+	Stdin          bool
+	StopSignal     string // "" for SIGTERM
 }
 
 // LogOptions select what Logs streams.

@@ -731,3 +731,38 @@ func TestDockerImages(t *testing.T) {
 		t.Errorf("pull: %v, want an error naming the image", err)
 	}
 }
+
+// TestDockerSecurityContext runs containers with a pod's security settings: the
+// process runs as the uid and gid asked, with the extra groups, and a dropped
+// capability is gone.
+func TestDockerSecurityContext(t *testing.T) {
+	t.Parallel()
+	d := newTestDocker(t)
+	tests := []struct {
+		name   string
+		cfg    runtime.ContainerConfig
+		script string
+		want   string
+	}{
+		{name: "runAsUser", cfg: runtime.ContainerConfig{User: "1234"}, script: "id -u", want: "1234\n"},
+		{name: "runAsUser and runAsGroup", cfg: runtime.ContainerConfig{User: "1234:5678"}, script: "id -u; id -g", want: "1234\n5678\n"},
+		{name: "supplemental groups", cfg: runtime.ContainerConfig{User: "1234", GroupAdd: []string{"4000"}}, script: "id -G | tr ' ' '\\n' | grep -x 4000", want: "4000\n"},
+		{name: "capability dropped", cfg: runtime.ContainerConfig{CapDrop: []string{"CHOWN"}}, script: "chown 1:1 /tmp && echo chowned || echo refused", want: "refused\n"},
+		{name: "read-only root", cfg: runtime.ContainerConfig{ReadonlyRootfs: true}, script: "touch /x 2>/dev/null && echo wrote || echo refused", want: "refused\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.Image, cfg.Entrypoint = busyboxImage, []string{"sh", "-c", tt.script}
+			id := run(t, d, cfg, true)
+			waitExited(t, d, id)
+			var stdout, stderr bytes.Buffer
+			if err := d.Logs(testCtx(t), id, runtime.LogOptions{Tail: -1}, &stdout, &stderr); err != nil {
+				t.Fatal(err)
+			}
+			if stdout.String() != tt.want {
+				t.Errorf("stdout %q stderr %q, want %q", stdout.String(), stderr.String(), tt.want)
+			}
+		})
+	}
+}

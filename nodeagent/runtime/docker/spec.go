@@ -39,6 +39,7 @@ func dockerCreateSpec(cfg runtime.ContainerConfig) (createSpec, error) {
 		Tty:        cfg.TTY,
 		OpenStdin:  cfg.Stdin,
 		StopSignal: cfg.StopSignal,
+		User:       cfg.User,
 	}
 	if !netMode.IsContainer() {
 		c.Hostname = cfg.Hostname
@@ -51,13 +52,18 @@ func dockerCreateSpec(cfg runtime.ContainerConfig) (createSpec, error) {
 	}
 
 	h := &container.HostConfig{
-		NetworkMode: netMode,
-		IpcMode:     container.IpcMode(cfg.IPCMode),
-		DNS:         cfg.DNS,
-		DNSSearch:   cfg.DNSSearch,
-		DNSOptions:  cfg.DNSOptions,
-		Privileged:  cfg.Privileged,
-		Binds:       binds(cfg.Mounts),
+		NetworkMode:    netMode,
+		IpcMode:        container.IpcMode(cfg.IPCMode),
+		DNS:            cfg.DNS,
+		DNSSearch:      cfg.DNSSearch,
+		DNSOptions:     cfg.DNSOptions,
+		Privileged:     cfg.Privileged,
+		GroupAdd:       cfg.GroupAdd,
+		CapAdd:         cfg.CapAdd,
+		CapDrop:        cfg.CapDrop,
+		SecurityOpt:    cfg.SecurityOpt,
+		Binds:          binds(cfg.Mounts),
+		ReadonlyRootfs: cfg.ReadonlyRootfs,
 		Resources: container.Resources{
 			Memory:    cfg.MemoryLimit,
 			CPUShares: cfg.CPUShares,

@@ -75,6 +75,8 @@ func TestDockerCreateSpec(t *testing.T) {
 				Mounts:      []runtime.Mount{{Source: "/var/a", Target: "/a"}, {Source: "/var/b", Target: "/b", ReadOnly: true}},
 				MemoryLimit: 64 << 20, CPUShares: 256, CPUQuota: 50000, CPUPeriod: 100000,
 				Privileged: true, TTY: true, Stdin: true, StopSignal: "SIGINT",
+				User: "1000:3000", GroupAdd: []string{"5"}, CapAdd: []string{"NET_ADMIN"}, CapDrop: []string{"KILL"},
+				SecurityOpt: []string{"label=type:svirt_lxc_net_t"}, ReadonlyRootfs: true,
 				Labels: map[string]string{"a": "b"},
 			},
 			check: func(t *testing.T, s createSpec) {
@@ -101,6 +103,10 @@ func TestDockerCreateSpec(t *testing.T) {
 				}
 				if h.DNS[0] != "10.0.0.10" || h.DNSSearch[0] != "default.svc.cluster.local" || h.DNSOptions[0] != "ndots:5" {
 					t.Errorf("dns %v %v %v", h.DNS, h.DNSSearch, h.DNSOptions)
+				}
+				if s.Config.User != "1000:3000" || !reflect.DeepEqual(h.GroupAdd, []string{"5"}) || !reflect.DeepEqual([]string(h.CapAdd), []string{"NET_ADMIN"}) ||
+					!reflect.DeepEqual([]string(h.CapDrop), []string{"KILL"}) || !reflect.DeepEqual(h.SecurityOpt, []string{"label=type:svirt_lxc_net_t"}) || !h.ReadonlyRootfs {
+					t.Errorf("security user=%q groups=%v add=%v drop=%v opt=%v ro=%v", s.Config.User, h.GroupAdd, h.CapAdd, h.CapDrop, h.SecurityOpt, h.ReadonlyRootfs)
 				}
 				if s.Config.Labels["a"] != "b" {
 					t.Errorf("labels %v", s.Config.Labels)
