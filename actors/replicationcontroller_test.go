@@ -194,9 +194,10 @@ func TestRCDeletionPropagation(t *testing.T) {
 		{"Background", 0},
 		{"Foreground", 0},
 		{"Orphan", 2},
+		{"", 2}, // no policy: the core/v1 API orphans an RC's pods
 	}
 	for _, tt := range tests {
-		t.Run(tt.policy, func(t *testing.T) {
+		t.Run("policy "+tt.policy, func(t *testing.T) {
 			st := openStore(t)
 			s := startSystem(t, st, RealClock{})
 			ctx := context.Background()

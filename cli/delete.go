@@ -52,7 +52,7 @@ func (c *deleteCmd) run(ctx context.Context, stdin io.Reader, out, stderr io.Wri
 	}
 	var errs []error
 	for _, d := range targets {
-		if err := cn.request("DELETE", d.Resource, false, d.Name).Do(ctx).Error(); err != nil {
+		if err := cn.request("DELETE", d.Resource, false, d.Name).Body(background).Do(ctx).Error(); err != nil {
 			errs = append(errs, fmt.Errorf("delete %s %q: %w", d.Resource.Name, d.Name, err))
 			continue
 		}
@@ -60,6 +60,13 @@ func (c *deleteCmd) run(ctx context.Context, stdin io.Reader, out, stderr io.Wri
 	}
 	return errors.Join(errs...)
 }
+
+// background is the body of every delete: kubectl's default --cascade=background
+// (an RC's pods go with it; the API alone would orphan them).
+var background = func() *metav1.DeleteOptions {
+	p := metav1.DeletePropagationBackground
+	return &metav1.DeleteOptions{TypeMeta: metav1.TypeMeta{Kind: "DeleteOptions", APIVersion: "v1"}, PropagationPolicy: &p}
+}()
 
 // deletedMessage is kubectl's line for a deleted object: `pod "x" deleted`.
 func deletedMessage(kind, name string) string {

@@ -74,9 +74,10 @@ func (c *Controller) send(pod, op string) {
 }
 
 // Deletion holds the RC (with a finalizer, see Terminate) when its pods must be
-// orphaned or deleted first; Background deletes it at once and its pods after.
+// orphaned or deleted first; Background deletes it at once and its pods after. A
+// delete that names no policy orphans the pods, as the core/v1 API does for an RC.
 func (c *Controller) Deletion(_ runtime.Object, _ *int64, propagation string) (int64, bool) {
-	p := metav1.DeletionPropagation(propagation)
+	p := Propagation(propagation)
 	return 0, p == metav1.DeletePropagationOrphan || p == metav1.DeletePropagationForeground
 }
 
@@ -87,12 +88,22 @@ func (c *Controller) Terminate(obj runtime.Object, propagation string) {
 		return
 	}
 	f := FinalizerForeground
-	if metav1.DeletionPropagation(propagation) == metav1.DeletePropagationOrphan {
+	if Propagation(propagation) == metav1.DeletePropagationOrphan {
 		f = FinalizerOrphan
 	}
 	if !slices.Contains(rc.Finalizers, f) {
 		rc.Finalizers = append(rc.Finalizers, f)
 	}
+}
+
+// Propagation is the policy of a delete of an RC: the one asked for, or Orphan when
+// none is (the core/v1 API's default for replication controllers; kubectl asks for
+// Background).
+func Propagation(asked string) metav1.DeletionPropagation {
+	if asked == "" {
+		return metav1.DeletePropagationOrphan
+	}
+	return metav1.DeletionPropagation(asked)
 }
 
 // Deleted deletes the pods of an RC removed at once (propagation Background).

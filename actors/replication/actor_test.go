@@ -105,3 +105,35 @@ func TestRefusedCreatesBackOff(t *testing.T) {
 		t.Fatalf("refusals %d after a create succeeded", c.refusals)
 	}
 }
+
+func TestPropagation(t *testing.T) {
+	tests := []struct {
+		asked     string
+		want      metav1.DeletionPropagation
+		wantHold  bool
+		finalizer string
+	}{
+		{"", metav1.DeletePropagationOrphan, true, FinalizerOrphan},
+		{"Orphan", metav1.DeletePropagationOrphan, true, FinalizerOrphan},
+		{"Foreground", metav1.DeletePropagationForeground, true, FinalizerForeground},
+		{"Background", metav1.DeletePropagationBackground, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run("asked "+tc.asked, func(t *testing.T) {
+			if got := Propagation(tc.asked); got != tc.want {
+				t.Fatalf("Propagation(%q) = %q, want %q", tc.asked, got, tc.want)
+			}
+			c := &Controller{}
+			rc := newRC("web", 2).obj()
+			if _, hold := c.Deletion(rc, nil, tc.asked); hold != tc.wantHold {
+				t.Fatalf("hold = %v, want %v", hold, tc.wantHold)
+			}
+			if tc.wantHold {
+				c.Terminate(rc, tc.asked)
+				if !slices.Equal(rc.Finalizers, []string{tc.finalizer}) {
+					t.Fatalf("finalizers %v, want %v", rc.Finalizers, tc.finalizer)
+				}
+			}
+		})
+	}
+}
