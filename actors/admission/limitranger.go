@@ -3,6 +3,7 @@ package admission
 import (
 	"errors"
 	"fmt"
+	"github.com/kubeactor/kubeactor/actors/kinds"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -50,6 +51,9 @@ func (l *LimitRanger) Admit(a *Attributes) error {
 		if reason := checkLimits(lr, pod); reason != "" {
 			return forbidden(a, errors.New(reason))
 		}
+	}
+	if len(ranges) > 0 {
+		pod.Status.QOSClass = kinds.QOSClass(&pod.Spec) // the defaults may change it
 	}
 	return nil
 }

@@ -67,9 +67,10 @@ func TestLimitRanger(t *testing.T) {
 		requests  corev1.ResourceList
 		code      int32
 		message   string
+		qos       corev1.PodQOSClass // when set: the pod's QoS class after admission
 	}{
 		{name: "the book's pod takes the defaults", pod: redisPod(nil),
-			limits: list("cpu", "250m", "memory", "64Mi"), requests: list("cpu", "250m", "memory", "64Mi")},
+			limits: list("cpu", "250m", "memory", "64Mi"), requests: list("cpu", "250m", "memory", "64Mi"), qos: corev1.PodQOSGuaranteed},
 		{name: "set values win", pod: redisPod(list("memory", "512Mi")),
 			limits: list("cpu", "250m", "memory", "512Mi"), requests: list("cpu", "250m", "memory", "512Mi")},
 		{name: "the book's 1.5Gi pod", pod: redisPod(list("memory", "1.5Gi")),
@@ -116,6 +117,9 @@ func TestLimitRanger(t *testing.T) {
 			got := tc.pod.Spec.Containers[0].Resources
 			if !equal(got.Limits, tc.limits) || !equal(got.Requests, tc.requests) {
 				t.Fatalf("limits %v requests %v, want %v %v", got.Limits, got.Requests, tc.limits, tc.requests)
+			}
+			if tc.qos != "" && tc.pod.Status.QOSClass != tc.qos {
+				t.Fatalf("QoS class %q, want %q", tc.pod.Status.QOSClass, tc.qos)
 			}
 		})
 	}

@@ -41,7 +41,7 @@ var pods = &Resource{
 }
 
 func preparePodCreate(pod *corev1.Pod) {
-	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: podQOSClass(&pod.Spec)}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: QOSClass(&pod.Spec)}
 	pod.Generation = 1
 }
 
@@ -177,10 +177,10 @@ func allContainers(spec *corev1.PodSpec) iter.Seq[*corev1.Container] {
 	}
 }
 
-// podQOSClass computes the quality-of-service class from requests and limits
+// QOSClass computes the quality-of-service class from requests and limits
 // of cpu and memory: BestEffort when none is set, Guaranteed when every
 // container limits both and requests equal limits, Burstable otherwise.
-func podQOSClass(spec *corev1.PodSpec) corev1.PodQOSClass {
+func QOSClass(spec *corev1.PodSpec) corev1.PodQOSClass {
 	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
 	guaranteed := true
 	for c := range allContainers(spec) {
