@@ -145,20 +145,35 @@ func storeGet[T runtime.Object](st *persistence.Store, key persistence.Key) (obj
 // its object: who asked, for which subresource, and whether it is a dry run (admitted
 // and decided, answered with the would-be object, never persisted).
 type write struct {
-	user   admission.User
-	sub    string
-	dryRun bool
+	user      admission.User
+	sub       string
+	dryRun    bool
+	bootstrap bool // the server's own bootstrap write: no plugin admits it
 }
 
 func writeOf(ctx context.Context) write {
-	return write{user: UserOf(ctx), sub: subresourceOf(ctx), dryRun: dryRunIn(ctx)}
+	return write{user: UserOf(ctx), sub: subresourceOf(ctx), dryRun: dryRunIn(ctx), bootstrap: bootstrapIn(ctx)}
 }
 
 type (
 	userKey        struct{}
 	subresourceKey struct{}
 	dryRunKey      struct{}
+	bootstrapKey   struct{}
 )
+
+// WithBootstrap returns a context for the server's own bootstrap writes (its
+// namespaces, the kubernetes and kube-dns services): the admission chain does not
+// run for them, as Kubernetes 1.0 wrote them without admission, so a chain such as
+// AlwaysDeny cannot keep the server from starting. Nothing else may use it.
+func WithBootstrap(ctx context.Context) context.Context {
+	return context.WithValue(ctx, bootstrapKey{}, true)
+}
+
+func bootstrapIn(ctx context.Context) bool {
+	b, _ := ctx.Value(bootstrapKey{}).(bool)
+	return b
+}
 
 // WithUser returns a context whose writes are made on behalf of u.
 func WithUser(ctx context.Context, u admission.User) context.Context {
@@ -206,7 +221,7 @@ func (s *System) AdmitConnect(ctx context.Context, key persistence.Key, sub stri
 // admit runs the chain on a request for this actor's object, whose current state is
 // the old object. It returns the object to go on with (a plugin may replace it).
 func (a *objectActor) admit(op admission.Operation, w write, obj runtime.Object) (runtime.Object, error) {
-	if len(a.env.admission) == 0 {
+	if len(a.env.admission) == 0 || w.bootstrap {
 		return obj, nil
 	}
 	k := a.cell.key

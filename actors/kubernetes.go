@@ -94,6 +94,7 @@ func (s *System) ensureService(ctx context.Context, svc *corev1.Service, eps *co
 // ensure creates want at key, or, when an object is stored there, updates it to what
 // change returns (nil: nothing to change).
 func (s *System) ensure(ctx context.Context, key persistence.Key, want runtime.Object, change func(cur runtime.Object) runtime.Object) error {
+	ctx = WithBootstrap(ctx)
 	it, err := s.env.store.Get(key)
 	switch {
 	case errors.Is(err, persistence.ErrNotFound):

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -113,5 +114,21 @@ func TestLimitRangerDefaults(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &status); err != nil || code != http.StatusForbidden ||
 		status.Message != `Pod "redis-master-pod" is forbidden: Maximum memory usage per pod is 1Gi` {
 		t.Fatalf("%d %s", code, body)
+	}
+}
+
+// TestAlwaysDenyStillBootstraps: the server's own bootstrap writes (its namespaces)
+// are not admitted by the chain, so a server with --admission-control=AlwaysDeny on
+// an empty store starts; everything else is refused.
+func TestAlwaysDenyStillBootstraps(t *testing.T) {
+	h := newHarness(t, harnessOptions{admissionControl: []string{"AlwaysDeny"}}) // bootstraps, or fails the test
+	for _, ns := range []string{"default", "kube-system"} {
+		if _, err := h.client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); err != nil {
+			t.Fatalf("namespace %s: %v", ns, err)
+		}
+	}
+	code, body, _ := h.do("POST", "/api/v1/namespaces", "application/json", `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"dev"}}`)
+	if code != http.StatusForbidden || !strings.Contains(body, "Admission control is denying all modifications") {
+		t.Fatalf("a user's namespace: %d %s", code, body)
 	}
 }

@@ -268,6 +268,7 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 	if !ok {
 		return errors.New("gateway: bootstrap: no namespaces resource")
 	}
+	ctx = actors.WithBootstrap(ctx)
 	for _, name := range kinds.BootstrapNamespaces {
 		rq := &request{res: r, name: name}
 		if _, err := s.store.Get(rq.key()); err == nil {
