@@ -24,11 +24,16 @@ import (
 // the scheduler's bindings) take the same Options.Admission chain. Connect has no
 // actor: the gateway asks AdmitConnect.
 
-// DefaultAdmission is the server's admission chain: NamespaceLifecycle over st, with
-// the bootstrap namespaces immortal, then ResourceQuota (last, as the book
-// recommends), charging through the quotas' actors of the System it is given to.
+// DefaultAdmission is the server's default chain (admission.DefaultPlugins) over st,
+// privileged containers allowed: NamespaceLifecycle with the bootstrap namespaces
+// immortal, then ResourceQuota, charging through the quotas' actors of the System it
+// is given to.
 func DefaultAdmission(st *persistence.Store) admission.Chain {
-	return admission.Chain{admission.NewNamespaceLifecycle(storeNamespaces{st}, kinds.BootstrapNamespaces), NewResourceQuota()}
+	a, err := NewAdmission(st, AdmissionConfig{Plugins: admission.DefaultPlugins, AllowPrivileged: true})
+	if err != nil {
+		panic(err) // cannot happen: the default names known plugins (TestDefaultPlugins)
+	}
+	return a.Chain
 }
 
 // AdmissionConfig is the server's admission: the --admission-control plugins in

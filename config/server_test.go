@@ -1,8 +1,11 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kubeactor/kubeactor/actors/admission"
 )
 
 func validServer() Server {
@@ -91,5 +94,20 @@ func runServerCases(t *testing.T, tests []serverCase) {
 				}
 			}
 		})
+	}
+}
+
+// TestDefaultPlugins: the server's --admission-control default is the chain the
+// actors call the default (admission.DefaultPlugins), and every name is known.
+func TestDefaultPlugins(t *testing.T) {
+	f, ok := reflect.TypeOf(Server{}).FieldByName("AdmissionControl")
+	if !ok {
+		t.Fatal("no AdmissionControl field")
+	}
+	if got, want := f.Tag.Get("default"), strings.Join(admission.DefaultPlugins, ","); got != want {
+		t.Fatalf("--admission-control default %q, want admission.DefaultPlugins %q", got, want)
+	}
+	if err := admission.Check(admission.DefaultPlugins); err != nil {
+		t.Fatal(err)
 	}
 }

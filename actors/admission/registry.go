@@ -20,6 +20,10 @@ type Env struct {
 	Immortal []string
 }
 
+// DefaultPlugins is the server's chain when --admission-control is not given (its
+// default in config names the same list; a test keeps them equal).
+var DefaultPlugins = []string{"NamespaceLifecycle", "ResourceQuota"}
+
 // Constructor builds a plugin over env.
 type Constructor func(env Env) Plugin
 
