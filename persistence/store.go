@@ -29,6 +29,8 @@ type Options struct {
 	// NewObject returns an empty object of the resource's Go type (e.g. &corev1.Pod{} for "pods");
 	// the store uses it to decode what it reads back at start.
 	NewObject func(resource string) (kruntime.Object, error)
+	// Replication, when set, makes the store one replica of a Raft cluster.
+	Replication *Replication
 
 	fs vfs.FS // tests: the filesystem to open Dir on (strict or fault-injecting)
 }
@@ -65,6 +67,8 @@ type Store struct {
 
 	// changes is the change log as watchers read it, without taking mu (see logView).
 	changes atomic.Pointer[logView]
+
+	replica *replica // nil: a store of one
 }
 
 // Open opens (or creates) a store and loads its state.
@@ -82,6 +86,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if dir == "" {
 		return nil, fmt.Errorf("open store: %w: Options.Dir is empty", ErrInvalid)
+	}
+	if opts.Replication != nil {
+		return nil, fmt.Errorf("open store: %w: replication is not built yet", ErrInvalid)
 	}
 	if err := makeDurableDir(fs, dir); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
