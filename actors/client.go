@@ -190,6 +190,8 @@ func (s *System) startFeeds(from int64) {
 	}{
 		{&feed{env: s.env, resource: "pods", routes: []route{podToRCs}}, "replicationcontrollers"},
 		{&feed{env: s.env, resource: "pods", routes: []route{podToServices}}, "services"},
+		{&feed{env: s.env, resource: "persistentvolumes", routes: []route{volumeToClaims}}, "persistentvolumeclaims"},
+		{&feed{env: s.env, resource: "persistentvolumeclaims", routes: []route{claimToVolumes}}, "persistentvolumes"},
 	}
 	for _, r := range resourcequota.Resources { // what quotas count: their namespace's quotas recount
 		feeds = append(feeds, struct {
