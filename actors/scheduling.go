@@ -420,12 +420,24 @@ func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev
 		s.stale = false
 	}
 	s.seq++
-	r := scheduler.NewRound(s.seq, key, pod, rev, s.cache.Context(pod, &s.cfg.policy), len(s.shards))
+	pctx := s.cache.Context(pod, &s.cfg.policy)
+	pctx.SetClaims(scheduler.ClaimsReason(pod, s.claim))
+	r := scheduler.NewRound(s.seq, key, pod, rev, pctx, len(s.shards))
 	s.round = r
 	changed := s.cache.Changes()
 	for i, pid := range s.shards {
 		ctx.Request(pid, &bidRequest{seq: r.Seq, shard: i, pod: pod, ctx: r.Ctx, changed: changed})
 	}
+}
+
+// claim reads a stored claim, or nil (VolumeClaimsBound).
+func (s *schedulerActor) claim(ns, name string) *corev1.PersistentVolumeClaim {
+	it, err := s.env.store.Get(persistence.Key{Resource: "persistentvolumeclaims", Namespace: ns, Name: name})
+	if err != nil {
+		return nil
+	}
+	c, _ := it.Object.(*corev1.PersistentVolumeClaim)
+	return c
 }
 
 // bidIn collects a shard's decision; with the last one the round ends and the
