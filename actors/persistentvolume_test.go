@@ -3,6 +3,8 @@ package actors
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,12 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeactor/kubeactor/actors/kinds"
+	"github.com/kubeactor/kubeactor/actors/scheduler"
+	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
 // startVolumes starts a system with the volumes' and claims' actors on a store that
 // knows their types.
-func startVolumes(t *testing.T) (*System, *persistence.Store) {
+func startVolumes(t *testing.T, opts ...func(*Options)) (*System, *persistence.Store) {
 	t.Helper()
 	st, err := persistence.Open(persistence.Options{InMemory: true, NewObject: func(r string) (kruntime.Object, error) {
 		switch r {
@@ -35,8 +39,12 @@ func startVolumes(t *testing.T) (*System, *persistence.Store) {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Clock: newFakeClock(),
-		Resources: append(append([]string(nil), testResources...), "persistentvolumes", "persistentvolumeclaims"), SyncPacing: -1})
+	o := Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Clock: newFakeClock(),
+		Resources: append(append([]string(nil), testResources...), "persistentvolumes", "persistentvolumeclaims"), SyncPacing: -1}
+	for _, f := range opts {
+		f(&o)
+	}
+	s, err := Start(o)
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -208,4 +216,34 @@ func TestClaimsRaceForVolumes(t *testing.T) {
 		return c == 3
 	})
 	readBinding(st).check(t)
+}
+
+// TestPodWaitsForClaim: the scheduler does not place a pod whose claim is missing,
+// then unbound (FailedScheduling events name why), and places it once the claim is
+// bound, without waiting out its backoff.
+func TestPodWaitsForClaim(t *testing.T) {
+	s, store := startVolumes(t, func(o *Options) {
+		o.Scheduler, o.SchedulerSeed, o.Clock = true, 1, RealClock{}
+	})
+	create(t, s, st.NewNode("n1").CPU("4").Mem("8Gi").Pods(10).Obj())
+	pod := st.NewPod("p").Obj()
+	pod.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}
+	create(t, s, pod)
+	eventually(t, 10*time.Second, "FailedScheduling: claim not found", func() bool {
+		return slices.ContainsFunc(failedScheduling(store, "p"), func(m string) bool {
+			return strings.Contains(m, `persistentvolumeclaim "data" not found`)
+		})
+	})
+	createStorage(t, s, "persistentvolumeclaims", testClaim("default", "data", "1Gi"))
+	eventually(t, 10*time.Second, "FailedScheduling: claim unbound", func() bool {
+		return slices.ContainsFunc(failedScheduling(store, "p"), func(m string) bool {
+			return strings.Contains(m, scheduler.ReasonUnboundClaims)
+		})
+	})
+	if n := boundTo(t, store, "p"); n != "" {
+		t.Fatalf("pod with an unbound claim bound to %s", n)
+	}
+	createStorage(t, s, "persistentvolumes", testVolume("pv", "1Gi", corev1.PersistentVolumeReclaimRetain))
+	eventually(t, 10*time.Second, "pod bound once its claim is", func() bool { return boundTo(t, store, "p") == "n1" })
 }

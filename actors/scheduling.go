@@ -168,7 +168,11 @@ func (s *schedulerActor) start(ctx actor.Context) {
 	in, cancel := context.WithCancel(context.Background())
 	s.stopInputs = cancel
 	self := ctx.Self()
-	for _, r := range []string{"nodes", "services", "pods"} {
+	inputs := []string{"nodes", "services", "pods"}
+	if _, ok := s.env.managers["persistentvolumeclaims"]; ok {
+		inputs = append(inputs, "persistentvolumeclaims") // a bound claim retries the pods backing off
+	}
+	for _, r := range inputs {
 		s.inputs.Add(1)
 		go func() {
 			defer s.inputs.Done()
@@ -314,6 +318,10 @@ func (s *schedulerActor) apply(resource string, typ persistence.EventType, obj a
 		s.services[key] = struct{}{}
 	case *corev1.Pod:
 		s.podIn(typ, o)
+	case *corev1.PersistentVolumeClaim:
+		if typ != persistence.Deleted && o.Status.Phase == corev1.ClaimBound {
+			s.changed = true // pods waiting for it (VolumeClaimsBound) may fit now
+		}
 	}
 }
 
