@@ -6,11 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 const claimVolumeDocs = `apiVersion: v1
@@ -169,4 +173,79 @@ func waitRCPod(t *testing.T, n *dockerNode, not string) *corev1.Pod {
 		return fmt.Errorf("pods %v", seen)
 	})
 	return found
+}
+
+// TestVolumeClaimsRace: ten claims created at once through the API race for two
+// volumes; exactly two bind, each volume to one claim, and the volumes' claimRefs
+// and the claims' volumeNames agree.
+func TestVolumeClaimsRace(t *testing.T) {
+	s := StartServer(t, "")
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 2 {
+		s.MustKubectl(t, fmt.Sprintf(`{"apiVersion":"v1","kind":"PersistentVolume","metadata":{"name":"pv%d"},
+"spec":{"capacity":{"storage":"1Gi"},"accessModes":["ReadWriteOnce"],"hostPath":{"path":"/tmp/pv%d"}}}`, i, i), "create", "-f", "-")
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 10)
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("claim%d", i)},
+				Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+			_, err := cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, c, metav1.CreateOptions{})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var claims *corev1.PersistentVolumeClaimList
+	Eventually(t, 30*time.Second, "two claims bound", func() error {
+		claims, err = cs.CoreV1().PersistentVolumeClaims("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		bound := 0
+		for _, c := range claims.Items {
+			if c.Status.Phase == corev1.ClaimBound {
+				bound++
+			}
+		}
+		if bound != 2 {
+			return fmt.Errorf("%d bound", bound)
+		}
+		return nil
+	})
+	pvs, err := cs.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byClaim := map[string]string{}
+	for _, pv := range pvs.Items {
+		if pv.Spec.ClaimRef == nil || pv.Status.Phase != corev1.VolumeBound {
+			t.Fatalf("volume %s: phase %s, claimRef %+v", pv.Name, pv.Status.Phase, pv.Spec.ClaimRef)
+		}
+		if _, dup := byClaim[pv.Spec.ClaimRef.Name]; dup {
+			t.Fatalf("two volumes claimed by %s", pv.Spec.ClaimRef.Name)
+		}
+		byClaim[pv.Spec.ClaimRef.Name] = pv.Name
+	}
+	for _, c := range claims.Items {
+		if c.Status.Phase == corev1.ClaimBound && byClaim[c.Name] != c.Spec.VolumeName {
+			t.Errorf("claim %s bound to %q, volumes say %q", c.Name, c.Spec.VolumeName, byClaim[c.Name])
+		}
+		if c.Status.Phase != corev1.ClaimBound && (c.Spec.VolumeName != "" || byClaim[c.Name] != "") {
+			t.Errorf("claim %s is %s with volume %q", c.Name, c.Status.Phase, c.Spec.VolumeName)
+		}
+	}
 }
