@@ -1,8 +1,6 @@
 package persistentvolume
 
 import (
-	"sort"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,12 +30,13 @@ func DecideClaim(claim *corev1.PersistentVolumeClaim, volumes []*corev1.Persiste
 	if claim.DeletionTimestamp != nil {
 		return ClaimPlan{}
 	}
-	byName := make(map[string]*corev1.PersistentVolume, len(volumes))
-	for _, pv := range volumes {
-		byName[pv.Name] = pv
-	}
 	if claim.Spec.VolumeName != "" && claim.Status.Phase != corev1.ClaimPending && claim.Status.Phase != "" {
-		pv := byName[claim.Spec.VolumeName]
+		var pv *corev1.PersistentVolume
+		for _, v := range volumes {
+			if v.Name == claim.Spec.VolumeName {
+				pv = v
+			}
+		}
 		if (pv == nil || !Names(pv.Spec.ClaimRef, claim)) && claim.Status.Phase != corev1.ClaimLost {
 			next := claim.DeepCopy()
 			next.Status.Phase = corev1.ClaimLost
@@ -45,29 +44,35 @@ func DecideClaim(claim *corev1.PersistentVolumeClaim, volumes []*corev1.Persiste
 		}
 		return ClaimPlan{}
 	}
-	for _, pv := range sortedVolumes(volumes) {
-		ref := pv.Spec.ClaimRef
-		if pv.DeletionTimestamp != nil || !Names(ref, claim) || claim.Spec.VolumeName != "" && claim.Spec.VolumeName != pv.Name {
+	// One pass: a volume naming the claim wins over any free one; among free ones
+	// the smallest, then the first by name.
+	var mine, best *corev1.PersistentVolume
+	var bestCap resource.Quantity
+	for _, pv := range volumes {
+		if claim.Spec.VolumeName != "" && pv.Name != claim.Spec.VolumeName {
 			continue
 		}
-		if ref.UID == "" { // pre-bound by the volume's author: complete the reference
-			if !Satisfies(pv, claim, true) {
-				continue
+		if ref := pv.Spec.ClaimRef; ref != nil {
+			if pv.DeletionTimestamp == nil && Names(ref, claim) && (ref.UID != "" || Satisfies(pv, claim, true)) &&
+				(mine == nil || pv.Name < mine.Name) {
+				mine = pv
 			}
-			return ClaimPlan{ClaimVolume: claimed(pv, claim)}
-		}
-		return ClaimPlan{Claim: bound(claim, pv)}
-	}
-	var best *corev1.PersistentVolume
-	for _, pv := range sortedVolumes(volumes) {
-		if claim.Spec.VolumeName != "" && pv.Name != claim.Spec.VolumeName || !Satisfies(pv, claim, false) {
 			continue
 		}
-		if have := Capacity(pv); best == nil || have.Cmp(Capacity(best)) < 0 {
-			best = pv
+		if mine != nil || !Satisfies(pv, claim, false) {
+			continue
+		}
+		have := Capacity(pv)
+		if c := have.Cmp(bestCap); best == nil || c < 0 || c == 0 && pv.Name < best.Name {
+			best, bestCap = pv, have
 		}
 	}
-	if best == nil {
+	switch {
+	case mine != nil && mine.Spec.ClaimRef.UID == "": // pre-bound by the volume's author: complete the reference
+		return ClaimPlan{ClaimVolume: claimed(mine, claim)}
+	case mine != nil:
+		return ClaimPlan{Claim: bound(claim, mine)}
+	case best == nil:
 		return ClaimPlan{NoMatch: true}
 	}
 	return ClaimPlan{ClaimVolume: claimed(best, claim)}
@@ -143,12 +148,6 @@ func mode(m *corev1.PersistentVolumeMode) corev1.PersistentVolumeMode {
 		return corev1.PersistentVolumeFilesystem
 	}
 	return *m
-}
-
-func sortedVolumes(volumes []*corev1.PersistentVolume) []*corev1.PersistentVolume {
-	out := append([]*corev1.PersistentVolume(nil), volumes...)
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }
 
 // claimed is pv with spec.claimRef naming claim.
