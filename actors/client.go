@@ -62,6 +62,10 @@ type Options struct {
 	// ResourceQuotaSyncPeriod is how often each quota recounts its usage without any
 	// event (--resource-quota-sync-period); 0 means resourcequota.DefaultSyncPeriod.
 	ResourceQuotaSyncPeriod time.Duration
+	// TerminatedPodGCThreshold is how many terminated pods may exist before the
+	// oldest are deleted (--terminated-pod-gc-threshold, podgc.go); 0 or less
+	// collects none (the server passes the flag, 12500 by default).
+	TerminatedPodGCThreshold int
 }
 
 // DefaultSyncPacing is Options.SyncPacing's default.
@@ -148,6 +152,7 @@ func Start(opts Options) (*System, error) {
 		// the quotas' charges (quotas.go)
 		requestTimeout:  opts.RequestTimeout,
 		quotaSyncPeriod: opts.ResourceQuotaSyncPeriod,
+		podGCThreshold:  opts.TerminatedPodGCThreshold,
 	}
 	bindQuotas(opts.Admission, e)
 	for _, r := range e.resources {
@@ -190,6 +195,8 @@ func (s *System) startFeeds(from int64) {
 	}{
 		{&feed{env: s.env, resource: "pods", routes: []route{podToRCs}}, "replicationcontrollers"},
 		{&feed{env: s.env, resource: "pods", routes: []route{podToServices}}, "services"},
+		{&feed{env: s.env, resource: "persistentvolumes", routes: []route{volumeToClaims}}, "persistentvolumeclaims"},
+		{&feed{env: s.env, resource: "persistentvolumeclaims", routes: []route{claimToVolumes}}, "persistentvolumes"},
 	}
 	for _, r := range resourcequota.Resources { // what quotas count: their namespace's quotas recount
 		feeds = append(feeds, struct {

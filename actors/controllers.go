@@ -11,6 +11,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/event"
 	"github.com/kubeactor/kubeactor/actors/namespace"
 	"github.com/kubeactor/kubeactor/actors/node"
+	"github.com/kubeactor/kubeactor/actors/persistentvolume"
 	"github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/replication"
 	"github.com/kubeactor/kubeactor/actors/resourcequota"
@@ -107,6 +108,10 @@ func (e *env) controllerFor(resource string) func() control.Controller {
 	case "resourcequotas":
 		period := e.quotaSyncPeriod
 		return func() control.Controller { return resourcequota.NewController(period) }
+	case "persistentvolumes":
+		return persistentvolume.NewVolumeController
+	case "persistentvolumeclaims":
+		return persistentvolume.NewClaimController
 	case "events":
 		ttl := e.eventTTL
 		return func() control.Controller { return event.NewController(ttl) }
@@ -117,4 +122,5 @@ func (e *env) controllerFor(resource string) func() control.Controller {
 func newBase() control.Controller { return control.Base{} }
 
 // controlled are the kinds controllerFor gives a controller of their own.
-var controlled = []string{"pods", "namespaces", "replicationcontrollers", "services", "nodes", "events", "resourcequotas"}
+var controlled = []string{"pods", "namespaces", "replicationcontrollers", "services", "nodes", "events", "resourcequotas",
+	"persistentvolumes", "persistentvolumeclaims"}

@@ -89,3 +89,47 @@ func toQuotas(e *env, ev persistence.Event) []persistence.Key {
 	})
 	return keys
 }
+
+// volumeToClaims routes a volume's change to the claim its claimRef names and, when
+// the volume is free, to every claim that is not bound yet (it may now fit one).
+func volumeToClaims(e *env, ev persistence.Event) []persistence.Key {
+	pv, ok := ev.Item.Object.(*corev1.PersistentVolume)
+	if !ok {
+		return nil
+	}
+	var keys []persistence.Key
+	if ref := pv.Spec.ClaimRef; ref != nil {
+		keys = append(keys, persistence.Key{Resource: "persistentvolumeclaims", Namespace: ref.Namespace, Name: ref.Name})
+		if ref.UID != "" || ev.Type == persistence.Deleted {
+			return keys
+		}
+	}
+	if ev.Type == persistence.Deleted {
+		return nil
+	}
+	e.store.Snapshot("persistentvolumeclaims").Ascend("", "", func(it *persistence.Item) bool {
+		if c, ok := it.Object.(*corev1.PersistentVolumeClaim); ok && c.Status.Phase != corev1.ClaimBound {
+			keys = append(keys, it.Key)
+		}
+		return true
+	})
+	return keys
+}
+
+// claimToVolumes routes a claim's change (its deletion above all) to the volumes
+// whose claimRef names it: they become Bound, or Released.
+func claimToVolumes(e *env, ev persistence.Event) []persistence.Key {
+	c, ok := ev.Item.Object.(*corev1.PersistentVolumeClaim)
+	if !ok {
+		return nil
+	}
+	var keys []persistence.Key
+	e.store.Snapshot("persistentvolumes").Ascend("", "", func(it *persistence.Item) bool {
+		if pv, ok := it.Object.(*corev1.PersistentVolume); ok && pv.Spec.ClaimRef != nil &&
+			pv.Spec.ClaimRef.Namespace == c.Namespace && pv.Spec.ClaimRef.Name == c.Name {
+			keys = append(keys, it.Key)
+		}
+		return true
+	})
+	return keys
+}

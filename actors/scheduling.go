@@ -168,7 +168,11 @@ func (s *schedulerActor) start(ctx actor.Context) {
 	in, cancel := context.WithCancel(context.Background())
 	s.stopInputs = cancel
 	self := ctx.Self()
-	for _, r := range []string{"nodes", "services", "pods"} {
+	inputs := []string{"nodes", "services", "pods"}
+	if _, ok := s.env.managers["persistentvolumeclaims"]; ok {
+		inputs = append(inputs, "persistentvolumeclaims") // a bound claim retries the pods backing off
+	}
+	for _, r := range inputs {
 		s.inputs.Add(1)
 		go func() {
 			defer s.inputs.Done()
@@ -314,6 +318,10 @@ func (s *schedulerActor) apply(resource string, typ persistence.EventType, obj a
 		s.services[key] = struct{}{}
 	case *corev1.Pod:
 		s.podIn(typ, o)
+	case *corev1.PersistentVolumeClaim:
+		if typ != persistence.Deleted && o.Status.Phase == corev1.ClaimBound {
+			s.changed = true // pods waiting for it (VolumeClaimsBound) may fit now
+		}
 	}
 }
 
@@ -420,12 +428,24 @@ func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev
 		s.stale = false
 	}
 	s.seq++
-	r := scheduler.NewRound(s.seq, key, pod, rev, s.cache.Context(pod, &s.cfg.policy), len(s.shards))
+	pctx := s.cache.Context(pod, &s.cfg.policy)
+	pctx.SetClaims(scheduler.ClaimsReason(pod, s.claim))
+	r := scheduler.NewRound(s.seq, key, pod, rev, pctx, len(s.shards))
 	s.round = r
 	changed := s.cache.Changes()
 	for i, pid := range s.shards {
 		ctx.Request(pid, &bidRequest{seq: r.Seq, shard: i, pod: pod, ctx: r.Ctx, changed: changed})
 	}
+}
+
+// claim reads a stored claim, or nil (VolumeClaimsBound).
+func (s *schedulerActor) claim(ns, name string) *corev1.PersistentVolumeClaim {
+	it, err := s.env.store.Get(persistence.Key{Resource: "persistentvolumeclaims", Namespace: ns, Name: name})
+	if err != nil {
+		return nil
+	}
+	c, _ := it.Object.(*corev1.PersistentVolumeClaim)
+	return c
 }
 
 // bidIn collects a shard's decision; with the last one the round ends and the

@@ -48,6 +48,7 @@ type env struct {
 	// Options.ResourceQuotaSyncPeriod.
 	requestTimeout  time.Duration
 	quotaSyncPeriod time.Duration
+	podGCThreshold  int // Options.TerminatedPodGCThreshold (podgc.go)
 }
 
 // keys lists the keys of every stored object of one resource.
@@ -91,6 +92,7 @@ func (s *supervisor) Receive(ctx actor.Context) {
 			}
 		}
 		spawnEvictor(ctx, s.env)
+		spawnPodGC(ctx, s.env)
 		spawnScheduler(ctx, s.env)
 	case *ping:
 		ctx.Respond(&pong{})

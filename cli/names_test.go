@@ -55,6 +55,7 @@ var bookComponentFlags = map[string][]string{
 		"--service-account-private-key-file=/k", "--service_account_private_key_file=/var/run/kubernetes/server.key",
 		"--root-ca-file=/var/run/kubernetes/ca.crt", "--cluster-name=kubernetes", "--cluster-cidr=10.244.0.0/16",
 		"--allocate-node-cidrs=false", "--profiling=true", "--httptest.serve=:8081",
+		"--terminated-pod-gc-threshold=12500", "--terminated_pod_gc_threshold=100",
 	},
 	config.Scheduler: {
 		"--address=127.0.0.1", "--port=10251", "--algorithm-provider=DefaultProvider", "--kubeconfig=/k",

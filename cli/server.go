@@ -107,7 +107,8 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
 		Nodes: nodes, Services: services,
 		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
-		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod})
+		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod,
+		TerminatedPodGCThreshold: cfg.TerminatedPodGCThreshold})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}

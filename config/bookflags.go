@@ -173,7 +173,7 @@ var bookFlags = map[string][]BookFlag{
 		{"service-account-private-key-file", false, apiserver}, {"root-ca-file", false, apiserver},
 		{"cluster-name", false, apiserver}, {"cluster-cidr", false, apiserver},
 		{"allocate-node-cidrs", true, apiserver}, {"profiling", true, apiserver},
-		{"httptest.serve", false, apiserver},
+		{"httptest.serve", false, apiserver}, {"terminated-pod-gc-threshold", false, apiserver},
 	},
 	Scheduler: {
 		{"address", false, apiserver}, {"port", false, apiserver},

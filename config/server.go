@@ -32,6 +32,8 @@ type Server struct {
 	EventTTL            time.Duration `name:"event-ttl" default:"1h" help:"How long an event is kept after it was last seen."`
 	// ResourceQuotaSyncPeriod is the book's controller-manager flag.
 	ResourceQuotaSyncPeriod time.Duration `name:"resource-quota-sync-period" default:"10s" help:"How often each resource quota recounts its usage (it also recounts when what it counts changes)."`
+	// TerminatedPodGCThreshold is the book's controller-manager flag.
+	TerminatedPodGCThreshold int `name:"terminated-pod-gc-threshold" default:"12500" help:"Terminated pods (Succeeded or Failed) kept before the oldest are deleted, every 20s; 0 or less keeps them all."`
 	// The node controller and service addresses (the book's controller-manager and
 	// apiserver flags).
 	NodeMonitorGracePeriod time.Duration `name:"node-monitor-grace-period" default:"40s" help:"How long a node may go without posting status before it is marked Unknown."`

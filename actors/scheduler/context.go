@@ -27,7 +27,8 @@ type PodContext struct {
 	affinity    map[string]string         // service-affinity label -> value the node must have
 	services    uint64                    // the cache's service generation perSlot belongs to
 
-	class string // the pod's equivalence class, see classKey
+	claims string // why the pod's claims keep it from every node, "" if they do not (claims.go)
+	class  string // the pod's equivalence class, see classKey
 }
 
 // NewPodContext parses the pod's request, host ports, disks and node selector. It
@@ -85,6 +86,10 @@ func (c *PodContext) classKey() string {
 	b = append(b, 'h')
 	b = appendString(b, c.pod.Spec.NodeName)
 	b = appendString(b, c.Service)
+	if c.claims != "" {
+		b = append(b, 'v')
+		b = appendString(b, c.claims)
+	}
 	return string(b)
 }
 

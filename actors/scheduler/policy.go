@@ -49,6 +49,7 @@ var (
 		"NoDiskConflict":    NoDiskConflict{},
 		"MatchNodeSelector": MatchNodeSelector{},
 		"HostName":          HostName{},
+		"VolumeClaimsBound": VolumeClaimsBound{},
 	}
 	priorityRegistry = map[string]Priority{
 		"LeastRequestedPriority":     LeastRequestedPriority{},
@@ -70,11 +71,11 @@ func LookupPriority(name string) (Priority, bool) {
 	return p, ok
 }
 
-// DefaultPolicy is v1.0's DefaultProvider: five predicates and three priorities of
-// weight 1.
+// DefaultPolicy is v1.0's DefaultProvider, five predicates and three priorities of
+// weight 1, with VolumeClaimsBound first (a pod waits for its claims).
 func DefaultPolicy() Policy {
 	return Policy{
-		Predicates: []Predicate{PodFitsHostPorts{}, PodFitsResources{}, NoDiskConflict{}, MatchNodeSelector{}, HostName{}},
+		Predicates: []Predicate{VolumeClaimsBound{}, PodFitsHostPorts{}, PodFitsResources{}, NoDiskConflict{}, MatchNodeSelector{}, HostName{}},
 		Priorities: []WeightedPriority{
 			{Name: "LeastRequestedPriority", Weight: 1, Priority: LeastRequestedPriority{}},
 			{Name: "BalancedResourceAllocation", Weight: 1, Priority: BalancedResourceAllocation{}},

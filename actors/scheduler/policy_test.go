@@ -19,7 +19,7 @@ func TestParsePolicy(t *testing.T) {
 		errText    string
 	}{
 		{name: "empty object is the default", in: `{}`,
-			predicates: []string{"PodFitsPorts", "PodFitsResources", "NoDiskConflict", "MatchNodeSelector", "HostName"},
+			predicates: []string{"VolumeClaimsBound", "PodFitsPorts", "PodFitsResources", "NoDiskConflict", "MatchNodeSelector", "HostName"},
 			priorities: DefaultPolicy().Priorities},
 		{name: "book example", in: `{"kind":"Policy","apiVersion":"v1",
 			"predicates":[{"name":"PodFitsPorts"},{"name":"PodFitsResources"},{"name":"NoDiskConflict"},{"name":"MatchNodeSelector"},{"name":"HostName"},

@@ -48,6 +48,8 @@ func (a *Agent) mountVolumes(ctx context.Context, pod *corev1.Pod) (map[string]s
 		case v.Secret != nil:
 			path = filepath.Join(a.podDir(pod.UID), "volumes", "kubernetes.io~secret", v.Name)
 			err = a.mountSecret(ctx, pod, v.Secret, path)
+		case v.PersistentVolumeClaim != nil:
+			path, err = a.claimPath(ctx, pod, v.PersistentVolumeClaim) // claims.go
 		default:
 			err = fmt.Errorf("volume %q: this node supports emptyDir, hostPath and secret volumes only", v.Name)
 		}
