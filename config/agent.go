@@ -38,7 +38,7 @@ type Agent struct {
 	ReadOnlyPort                  int           `name:"read-only-port" default:"10255" help:"Port of the agent's read-only server on --address (pods, spec, stats, healthz; no logs, exec or port-forward); 0 disables it."`
 	HealthzPort                   int           `name:"healthz-port" default:"10248" help:"Port of the agent's healthz server; 0 disables it."`
 	HealthzBindAddress            string        `name:"healthz-bind-address" default:"127.0.0.1" help:"IP address of the healthz server."`
-	PodInfraContainerImage        string        `name:"pod-infra-container-image" default:"kubeactor/pause:latest" help:"Image of each pod's infra container, which holds its network namespace (make images builds it)."`
+	PodInfraContainerImage        string        `name:"pod-infra-container-image" default:"kubeactor/pause:latest" help:"Image of each pod's infra container, which holds its network namespace; when the engine lacks it, the agent builds it from its own binary (no registry needed)."`
 	RootDir                       string        `name:"root-dir" help:"Directory for pod volumes (default: ~/.kubeactor/agent)."`
 	SyncFrequency                 time.Duration `name:"sync-frequency" default:"10s" help:"Longest time between two syncs of a pod."`
 	MaxDeadContainersPerContainer int           `name:"maximum-dead-containers-per-container" default:"2" help:"Dead instances kept of each container."`

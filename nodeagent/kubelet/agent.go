@@ -109,23 +109,21 @@ func (a *Agent) Run(ctx context.Context) error {
 }
 
 // CheckEngine tells whether rt can run pods: the engine answers and holds the pod
-// infra image. It returns what the engine says of itself.
-func CheckEngine(ctx context.Context, rt runtime.Runtime, pauseImage string) (runtime.Info, error) {
+// infra image, which it builds from this binary when it is missing. It returns
+// what the engine says of itself.
+func CheckEngine(ctx context.Context, rt runtime.Runtime, pauseImage string, log logrus.FieldLogger) (runtime.Info, error) {
 	info, err := rt.Info(ctx)
 	if err != nil {
 		return info, fmt.Errorf("%w: %v", ErrNoEngine, err)
 	}
-	if _, err := rt.InspectImage(ctx, pauseImage); err != nil {
-		if runtime.IsNotFound(err) {
-			return info, fmt.Errorf("the pod infra image %s is not in the Docker engine; build it with `make images` (images/build.sh)", pauseImage)
-		}
-		return info, fmt.Errorf("inspect image %s: %w", pauseImage, err)
+	if _, err := ensureInfraImage(ctx, rt, pauseImage, log); err != nil {
+		return info, err
 	}
 	return info, nil
 }
 
 func (a *Agent) run(ctx context.Context) error {
-	info, err := CheckEngine(ctx, a.rt, a.cfg.PauseImage)
+	info, err := CheckEngine(ctx, a.rt, a.cfg.PauseImage, a.log)
 	if err != nil {
 		return err
 	}
