@@ -65,3 +65,50 @@ spec:
 		t.Errorf("the image was built again:\n%s", again.Logs())
 	}
 }
+
+// TestDockerClusterDNSWithoutFlag: an agent given no --cluster-dns learns the
+// kube-system/kube-dns service's cluster IP from the API server and gives it to
+// ClusterFirst pods with the cluster's search path; a pod resolves the kubernetes
+// service through it. The server's DNS listens on 127.0.0.1, as `kubeactor up`'s
+// does (on a free port rather than 53): pods reach it through the agent's service
+// proxy.
+func TestDockerClusterDNSWithoutFlag(t *testing.T) {
+	requireDocker(t)
+	port := freeDNSPort(t)
+	s := StartServer(t, "", "--dns-bind-address", "127.0.0.1", "--dns-port", fmt.Sprint(port))
+	n := startDockerNodeOn(t, s)
+	if strings.Contains(strings.Join(n.args, " "), "--cluster-dns") {
+		t.Fatal("the agent was given --cluster-dns")
+	}
+	dnsIP := s.MustKubectl(t, "", "get", "service", "kube-dns", "-n", "kube-system", "-o", "jsonpath={.spec.clusterIP}")
+	if dnsIP == "" {
+		t.Fatal("no kube-dns service")
+	}
+	n.create(`apiVersion: v1
+kind: Pod
+metadata:
+  name: dnsclient
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: shell
+    image: kubeactor/busybox:latest
+    imagePullPolicy: IfNotPresent
+    command: ["sh", "-c", "sleep 3600"]
+`)
+	n.waitPod("dnsclient", 60*time.Second, "Running", running)
+	resolv := s.MustKubectl(t, "", "exec", "dnsclient", "--", "cat", "/etc/resolv.conf")
+	if !strings.Contains(resolv, "nameserver "+dnsIP) || !strings.Contains(resolv, "search default.svc.cluster.local svc.cluster.local cluster.local") {
+		t.Fatalf("resolv.conf of a ClusterFirst pod without --cluster-dns:\n%s", resolv)
+	}
+	Eventually(t, 30*time.Second, "nslookup kubernetes.default.svc.cluster.local", func() error {
+		r := s.Kubectl("", "exec", "dnsclient", "--", "nslookup", "kubernetes.default.svc.cluster.local")
+		if r.Err != nil || !strings.Contains(r.Stdout, "10.254.0.1") {
+			return fmt.Errorf("%v %q %q", r.Err, r.Stdout, r.Stderr)
+		}
+		return nil
+	})
+	if !strings.Contains(n.agent.Logs(), `"cluster-dns":"`+dnsIP+`"`) {
+		t.Errorf("no log line names the learned cluster DNS server")
+	}
+}

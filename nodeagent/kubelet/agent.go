@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -63,10 +64,11 @@ type Agent struct {
 	rec record.EventRecorder
 	now func() time.Time
 
-	services  cache.Store // every service, for the pods' environment
-	inspected sync.Map    // container id → runtime.Container, for exited containers
-	net       *podnet.Bridge
-	podIPs    sync.Map // infra container id → pod IP on the bridge
+	services   cache.Store // every service, for the pods' environment
+	inspected  sync.Map    // container id → runtime.Container, for exited containers
+	net        *podnet.Bridge
+	podIPs     sync.Map     // infra container id → pod IP on the bridge
+	learnedDNS atomic.Value // string: the kube-dns cluster IP last used, for its log line
 
 	mu       sync.Mutex
 	workers  map[types.UID]*worker
@@ -173,6 +175,7 @@ func (a *Agent) run(ctx context.Context) error {
 	a.mu.Lock()
 	a.synced = true
 	a.mu.Unlock()
+	a.clusterDNS() // logs the cluster DNS server learned from the API, if any
 
 	var wg sync.WaitGroup
 	run := func(f func(context.Context)) {

@@ -147,7 +147,7 @@ func (a *Agent) observe(ctx context.Context, uid types.UID) (podsync.Observed, e
 // createSandbox creates and starts the pod's infra container and returns it as
 // inspected (with its IP).
 func (a *Agent) createSandbox(ctx context.Context, pod *corev1.Pod) (runtime.Container, error) {
-	cfg := podsync.SandboxConfig(pod, a.cfg.NodeName, a.cfg.PauseImage, suffix(), podsync.PodDNS(pod, a.cfg.ClusterDNS, a.cfg.ClusterDomain))
+	cfg := podsync.SandboxConfig(pod, a.cfg.NodeName, a.cfg.PauseImage, suffix(), podsync.PodDNS(pod, a.clusterDNS(), a.cfg.ClusterDomain))
 	switch {
 	case cfg.NetworkMode != "": // the host's network
 	case a.net != nil:
@@ -328,6 +328,25 @@ func (a *Agent) servicesSnapshot() []corev1.Service {
 		}
 	}
 	return out
+}
+
+// clusterDNS is the nameserver of ClusterFirst pods: --cluster-dns, else the
+// cluster IP of the kube-system/kube-dns service as the agent's service watch last
+// saw it, else none.
+func (a *Agent) clusterDNS() string {
+	var svc *corev1.Service
+	if a.cfg.ClusterDNS == "" && a.services != nil {
+		if o, ok, _ := a.services.GetByKey(podsync.KubeDNSNamespace + "/" + podsync.KubeDNSName); ok {
+			svc, _ = o.(*corev1.Service)
+		}
+	}
+	ip := podsync.ClusterDNSServer(a.cfg.ClusterDNS, svc)
+	if a.cfg.ClusterDNS == "" {
+		if old, _ := a.learnedDNS.Swap(ip).(string); old != ip {
+			a.log.WithFields(logrus.Fields{"cluster-dns": ip, "from": "service kube-system/kube-dns"}).Info("cluster DNS server for new pods")
+		}
+	}
+	return ip
 }
 
 // envLookup resolves secretKeyRef and configMapKeyRef for a pod's environment.
