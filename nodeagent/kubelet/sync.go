@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -45,13 +46,23 @@ func (a *Agent) syncPod(ctx context.Context, w *worker) (time.Duration, bool) {
 	if !st.volumesReady {
 		vols, err := a.mountVolumes(ctx, pod)
 		if err != nil {
-			if st.message != err.Error() {
+			var unsupported unsupportedVolume
+			retry := 5 * time.Second
+			if errors.As(err, &unsupported) {
+				// The pod's volumes never change: say it once and look again at the
+				// pod's usual pace, in case this node learns the type.
+				retry = a.cfg.SyncFrequency
+				if st.message != err.Error() {
+					a.rec.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "%v", err)
+					log.WithError(err).Warn("mounting volumes")
+				}
+			} else if st.message != err.Error() {
 				a.rec.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "Unable to mount volumes for pod %q: %v", podsync.FullName(pod), err)
 				log.WithError(err).Warn("mounting volumes")
 			}
 			st.reason, st.message = "FailedMount", err.Error()
 			a.postStatus(ctx, w, pod, obs, log)
-			return 5 * time.Second, false
+			return retry, false
 		}
 		st.volumes, st.volumesReady = vols, true
 		st.reason, st.message = "", ""
