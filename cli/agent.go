@@ -174,6 +174,10 @@ func dockerAgentConfig(c config.Agent) (kubelet.Config, error) {
 		NetworkPlugin:       map[string]string{"docker": "", "bridge": kubelet.NetworkBridge}[c.NetworkPlugin],
 		BridgeName:          c.BridgeName,
 		ClusterCIDR:         c.ClusterCIDR,
+		NoRegister:          !c.RegisterNode,
+		ManifestURL:         c.ManifestURL,
+		HTTPCheckFrequency:  c.HTTPCheckFrequency,
+		ImageGC:             &kubelet.ImageGCPolicy{High: c.ImageGCHighThreshold, Low: c.ImageGCLowThreshold},
 	}, nil
 }
 
