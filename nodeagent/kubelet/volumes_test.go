@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -112,5 +113,30 @@ func TestUnsupportedVolumeMessage(t *testing.T) {
 	_, err := a.mountVolumes(context.Background(), pod)
 	if err == nil || err.Error() != "volume data: type rbd is not supported on this node" {
 		t.Errorf("err %v", err)
+	}
+}
+
+// TestVolumeTypesDocumented: docs/operations.md's Volumes table names every volume
+// type of the API, so a new one is given a status there.
+func TestVolumeTypesDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "## Volumes")
+	if start < 0 {
+		t.Fatal("no Volumes section")
+	}
+	section := doc[start:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	rt := reflect.TypeOf(corev1.VolumeSource{})
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if !strings.Contains(section, "`"+name+"`") {
+			t.Errorf("volume type %s is not in the Volumes table", name)
+		}
 	}
 }
