@@ -25,6 +25,11 @@ func Run(stderr io.Writer) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGCHLD)
 	defer signal.Stop(sigs)
+	return wait(sigs, stderr)
+}
+
+// wait handles the signals of sigs until one asks to stop.
+func wait(sigs <-chan os.Signal, stderr io.Writer) int {
 	for sig := range sigs {
 		if sig == syscall.SIGCHLD {
 			reap()
