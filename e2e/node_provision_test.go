@@ -2,10 +2,17 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // TestDockerNodeProvisionsInfraImage: an agent whose pod infra image is not in the
@@ -111,4 +118,75 @@ spec:
 	if !strings.Contains(n.agent.Logs(), `"cluster-dns":"`+dnsIP+`"`) {
 		t.Errorf("no log line names the learned cluster DNS server")
 	}
+}
+
+// TestDockerManifestURLWithoutRegistering: an agent started with
+// --register-node=false and --manifest-url creates no Node, runs the static pod the
+// URL serves (its mirror pod on the server) and a pod bound to its name, and posts
+// the node's status once the node is created by hand, as in the book's manual
+// registration.
+func TestDockerManifestURLWithoutRegistering(t *testing.T) {
+	requireDocker(t)
+	manifest := `apiVersion: v1
+kind: Pod
+metadata:
+  name: fromurl
+spec:
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: web
+    image: kubeactor/testserver:latest
+    imagePullPolicy: IfNotPresent
+`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, manifest) }))
+	t.Cleanup(srv.Close)
+	s := StartServer(t, "")
+	name := "e2e-" + randHex(4)
+	n := &dockerNode{t: t, s: s, name: name, root: t.TempDir()}
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.cs = cs
+	n.args = []string{"--node-name", name, "--port", "0", "--root-dir", n.root, "--node-status-update-frequency", "1s",
+		"--sync-frequency", "2s", "--register_node=false", "--manifest-url", srv.URL, "--http-check-frequency", "1s"}
+	t.Cleanup(n.removeContainers)
+	n.agent = startAgent(t, s, n.args...)
+
+	mirror := "fromurl-" + name
+	n.waitPod(mirror, 60*time.Second, "the static pod from the URL Running", running)
+	p, _ := n.pod(mirror)
+	if p.Annotations["kubernetes.io/config.source"] != "http" || p.Annotations["kubernetes.io/config.mirror"] == "" {
+		t.Errorf("mirror pod annotations %v", p.Annotations)
+	}
+	n.create(fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: bound
+spec:
+  nodeName: %s
+  terminationGracePeriodSeconds: 0
+  containers:
+  - name: web
+    image: kubeactor/testserver:latest
+    imagePullPolicy: IfNotPresent
+`, name))
+	n.waitPod("bound", 60*time.Second, "a pod bound to the unregistered node Running", running)
+	if _, err := cs.CoreV1().Nodes().Get(t.Context(), name, metav1.GetOptions{}); !isNotFound(err) {
+		t.Fatalf("the node exists: %v", err)
+	}
+
+	n.create(fmt.Sprintf("apiVersion: v1\nkind: Node\nmetadata:\n  name: %s\n", name))
+	Eventually(t, 30*time.Second, "the agent posts the status of the node made by hand", func() error {
+		node, err := cs.CoreV1().Nodes().Get(t.Context(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range node.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && node.Status.Capacity.Pods().Value() == 110 {
+				return nil
+			}
+		}
+		return fmt.Errorf("status %+v", node.Status)
+	})
 }
