@@ -186,7 +186,7 @@ spec:
 
 // gitRepoForTest makes a git repository with one commit of index.html and returns
 // its path.
-func gitRepoForTest(t *testing.T, content string) string {
+func gitRepoForTest(t testing.TB, content string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte(content), 0o644); err != nil {
