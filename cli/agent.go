@@ -49,7 +49,7 @@ func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 		return fmt.Errorf("%w: %v", kubelet.ErrNoEngine, err)
 	}
 	defer rt.Close()
-	if _, err := kubelet.CheckEngine(ctx, rt, c.PodInfraContainerImage); err != nil {
+	if _, err := kubelet.CheckEngine(ctx, rt, c.PodInfraContainerImage, log); err != nil {
 		return err // before listening on the agent's port
 	}
 	cfg, err := dockerAgentConfig(c)
@@ -109,14 +109,15 @@ func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 	return agent.Run(ctx)
 }
 
-// dockerPreflight checks that the engine answers and holds the pod infra image.
-func dockerPreflight(ctx context.Context, c config.Agent) error {
+// dockerPreflight checks that the engine answers and holds the pod infra image,
+// building it from this binary when it is missing.
+func dockerPreflight(ctx context.Context, c config.Agent, log logrus.FieldLogger) error {
 	rt, err := docker.New()
 	if err != nil {
 		return fmt.Errorf("%w: %v", kubelet.ErrNoEngine, err)
 	}
 	defer rt.Close()
-	_, err = kubelet.CheckEngine(ctx, rt, c.PodInfraContainerImage)
+	_, err = kubelet.CheckEngine(ctx, rt, c.PodInfraContainerImage, log)
 	return err
 }
 
@@ -173,6 +174,10 @@ func dockerAgentConfig(c config.Agent) (kubelet.Config, error) {
 		NetworkPlugin:       map[string]string{"docker": "", "bridge": kubelet.NetworkBridge}[c.NetworkPlugin],
 		BridgeName:          c.BridgeName,
 		ClusterCIDR:         c.ClusterCIDR,
+		NoRegister:          !c.RegisterNode,
+		ManifestURL:         c.ManifestURL,
+		HTTPCheckFrequency:  c.HTTPCheckFrequency,
+		ImageGC:             &kubelet.ImageGCPolicy{High: c.ImageGCHighThreshold, Low: c.ImageGCLowThreshold},
 	}, nil
 }
 

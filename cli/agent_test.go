@@ -4,6 +4,12 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/kubeactor/kubeactor/config"
+	"github.com/kubeactor/kubeactor/nodeagent/kubelet"
 )
 
 func TestAgentCommand(t *testing.T) {
@@ -32,5 +38,40 @@ func TestAgentCommand(t *testing.T) {
 				t.Fatalf("stderr %q does not mention %q", errOut.String(), tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestDockerAgentFlags: the node agent's flags reach its configuration, in both
+// spellings, with their defaults.
+func TestDockerAgentFlags(t *testing.T) {
+	parse := func(args ...string) kubelet.Config {
+		t.Helper()
+		var a config.Agent
+		parser, err := kong.New(&a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := parser.Parse(normalizeFlags(args)); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := dockerAgentConfig(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	def := parse("--node-ip=10.0.0.1")
+	if def.NoRegister || def.MaxPods != 110 || def.ManifestURL != "" || def.HTTPCheckFrequency != 20*time.Second ||
+		*def.ImageGC != (kubelet.ImageGCPolicy{High: 90, Low: 80}) || def.MinGCAge != time.Minute {
+		t.Errorf("defaults %+v %+v", def, *def.ImageGC)
+	}
+	got := parse("--node-ip=10.0.0.1", "--register_node=false", "--max_pods=40", "--manifest_url=http://cfg/pods",
+		"--http-check-frequency=5s", "--image_gc_high_threshold=70", "--image-gc-low-threshold=50", "--minimum_container_ttl_duration=10s")
+	if !got.NoRegister || got.MaxPods != 40 || got.ManifestURL != "http://cfg/pods" || got.HTTPCheckFrequency != 5*time.Second ||
+		*got.ImageGC != (kubelet.ImageGCPolicy{High: 70, Low: 50}) || got.MinGCAge != 10*time.Second {
+		t.Errorf("set %+v %+v", got, *got.ImageGC)
+	}
+	if parse("--node-ip=10.0.0.1", "--register-node").NoRegister {
+		t.Error("--register-node alone turned registration off")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/kubeactor/kubeactor/config"
+	"github.com/kubeactor/kubeactor/nodeagent/pause"
 )
 
 // Version is the kubeactor build version, reported by `version` and the agents.
@@ -66,6 +67,9 @@ func Run(args []string) int {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if pause.Is(args[0]) { // the infra container of a pod, in the image the agent built
+		return pause.Run(stderr)
+	}
 	prog := programName(args[0])
 	if prog == config.ControllerManager || prog == config.Scheduler {
 		return insideAPIServer(prog, args[1:], stdout, stderr)

@@ -50,7 +50,7 @@ func (c *upCmd) Run(g *globals) error {
 		return err
 	}
 	if c.Simulate == 0 {
-		if err := dockerPreflight(ctx, agent); err != nil {
+		if err := dockerPreflight(ctx, agent, g.log); err != nil {
 			return err
 		}
 	}

@@ -38,7 +38,7 @@ type Agent struct {
 	ReadOnlyPort                  int           `name:"read-only-port" default:"10255" help:"Port of the agent's read-only server on --address (pods, spec, stats, healthz; no logs, exec or port-forward); 0 disables it."`
 	HealthzPort                   int           `name:"healthz-port" default:"10248" help:"Port of the agent's healthz server; 0 disables it."`
 	HealthzBindAddress            string        `name:"healthz-bind-address" default:"127.0.0.1" help:"IP address of the healthz server."`
-	PodInfraContainerImage        string        `name:"pod-infra-container-image" default:"kubeactor/pause:latest" help:"Image of each pod's infra container, which holds its network namespace (make images builds it)."`
+	PodInfraContainerImage        string        `name:"pod-infra-container-image" default:"kubeactor/pause:latest" help:"Image of each pod's infra container, which holds its network namespace; when the engine lacks it, the agent builds it from its own binary (no registry needed)."`
 	RootDir                       string        `name:"root-dir" help:"Directory for pod volumes (default: ~/.kubeactor/agent)."`
 	SyncFrequency                 time.Duration `name:"sync-frequency" default:"10s" help:"Longest time between two syncs of a pod."`
 	MaxDeadContainersPerContainer int           `name:"maximum-dead-containers-per-container" default:"2" help:"Dead instances kept of each container."`
@@ -48,6 +48,11 @@ type Agent struct {
 	ClusterDNS                    string        `name:"cluster-dns" help:"Nameserver put in the resolv.conf of pods with dnsPolicy ClusterFirst."`
 	ClusterDomain                 string        `name:"cluster-domain" default:"cluster.local" help:"Domain of the cluster's DNS names (the search list of ClusterFirst pods)."`
 	MinimumContainerTTL           time.Duration `name:"minimum-container-ttl-duration" default:"1m" help:"How long a dead container is kept at least before it may be collected."`
+	RegisterNode                  bool          `name:"register-node" default:"true" negatable:"" help:"Create this node's Node object on the API server (--register-node=false: someone else does; the agent still runs the pods bound to its name and posts the node's status once it exists)."`
+	ManifestURL                   string        `name:"manifest-url" help:"URL of static pod manifests (a pod, a list of pods, or YAML documents), fetched every --http-check-frequency; run as --pod-manifest-path's are."`
+	HTTPCheckFrequency            time.Duration `name:"http-check-frequency" default:"20s" help:"How often --manifest-url is fetched."`
+	ImageGCHighThreshold          int           `name:"image-gc-high-threshold" default:"90" help:"Percent of the Docker data root's filesystem in use above which unused images are removed (100 disables image collection)."`
+	ImageGCLowThreshold           int           `name:"image-gc-low-threshold" default:"80" help:"Percent of the Docker data root's filesystem in use that image collection brings the use down to."`
 	GCPeriod                      time.Duration `name:"gc-period" default:"1m" hidden:"" help:"How often dead containers are collected."`
 	ProxyMode                     string        `name:"proxy-mode" default:"iptables" enum:"iptables,userspace,none" help:"The service proxy the agent runs: iptables (the kernel DNATs cluster IPs and NodePorts to endpoints), userspace (the book's proxy sockets) or none."`
 	NetworkPlugin                 string        `name:"network-plugin" default:"docker" enum:"docker,bridge" help:"Pod networking: docker (the engine's bridge) or bridge (the agent's own bridge for the node's pod CIDR, with direct routes to the other nodes)."`
@@ -124,6 +129,25 @@ func (a *Agent) Validate() error {
 	}
 	if a.MinimumContainerTTL < 0 {
 		return fmt.Errorf("--minimum-container-ttl-duration %s: must not be negative", a.MinimumContainerTTL)
+	}
+	for _, th := range []struct {
+		flag string
+		v    int
+	}{{"--image-gc-high-threshold", a.ImageGCHighThreshold}, {"--image-gc-low-threshold", a.ImageGCLowThreshold}} {
+		if th.v < 0 || th.v > 100 {
+			return fmt.Errorf("%s %d: must be between 0 and 100", th.flag, th.v)
+		}
+	}
+	if a.ImageGCLowThreshold > a.ImageGCHighThreshold {
+		return fmt.Errorf("--image-gc-low-threshold %d: must not be above --image-gc-high-threshold %d", a.ImageGCLowThreshold, a.ImageGCHighThreshold)
+	}
+	if a.ManifestURL != "" {
+		if u, err := url.Parse(a.ManifestURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--manifest-url %q: want an http:// or https:// URL", a.ManifestURL)
+		}
+	}
+	if a.HTTPCheckFrequency < 100*time.Millisecond {
+		return fmt.Errorf("--http-check-frequency %s: must be at least 100ms", a.HTTPCheckFrequency)
 	}
 	if a.GCPeriod < 100*time.Millisecond {
 		return fmt.Errorf("--gc-period %s: must be at least 100ms", a.GCPeriod)

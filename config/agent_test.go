@@ -13,6 +13,7 @@ func validAgent() Agent {
 		StatsInterval: time.Minute, Address: "0.0.0.0", Port: 10250, ReadOnlyPort: 10255, HealthzPort: 10248, HealthzBindAddress: "127.0.0.1", PodInfraContainerImage: "kubeactor/pause:latest",
 		SyncFrequency: 10 * time.Second, MaxDeadContainersPerContainer: 2, MaxDeadContainers: 100,
 		FileCheckFrequency: 20 * time.Second, ClusterDomain: "cluster.local", GCPeriod: time.Minute, NetworkPlugin: "docker", ProxyMode: "iptables", BridgeName: "kbr0", ClusterCIDR: "10.244.0.0/16",
+		RegisterNode: true, HTTPCheckFrequency: 20 * time.Second, ImageGCHighThreshold: 90, ImageGCLowThreshold: 80,
 	}
 }
 
@@ -61,6 +62,13 @@ func TestAgentValidate(t *testing.T) {
 		{"bad cluster cidr", func(a *Agent) { a.ClusterCIDR = "10.244.0.0" }, "--cluster-cidr"},
 		{"long bridge name", func(a *Agent) { a.BridgeName = "a-very-long-bridge" }, "--bridge-name"},
 		{"negative stats interval", func(a *Agent) { a.StatsInterval = -time.Second }, "--stats-interval"},
+		{"manifest url", func(a *Agent) { a.ManifestURL = "http://config.example/pods.yaml" }, ""},
+		{"manifest url not http", func(a *Agent) { a.ManifestURL = "file:///etc/pods" }, "--manifest-url"},
+		{"http check too often", func(a *Agent) { a.HTTPCheckFrequency = 0 }, "--http-check-frequency"},
+		{"image gc off", func(a *Agent) { a.ImageGCHighThreshold, a.ImageGCLowThreshold = 100, 100 }, ""},
+		{"image gc high above 100", func(a *Agent) { a.ImageGCHighThreshold = 101 }, "--image-gc-high-threshold"},
+		{"image gc low negative", func(a *Agent) { a.ImageGCLowThreshold = -1 }, "--image-gc-low-threshold"},
+		{"image gc low above high", func(a *Agent) { a.ImageGCHighThreshold, a.ImageGCLowThreshold = 70, 80 }, "must not be above"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

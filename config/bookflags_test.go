@@ -26,7 +26,7 @@ func TestBookArgs(t *testing.T) {
 	}{
 		{"value after =", APIServer, []string{"server", "--etcd-servers=http://e:4001", "--v=0"}, []string{"v"}, "server --v=0", "--etcd-servers"},
 		{"value as next argument", APIServer, []string{"server", "--etcd-servers", "http://e:4001", "--v=0"}, []string{"v"}, "server --v=0", "--etcd-servers"},
-		{"bool takes no next argument", Kubelet, []string{"agent", "--register-node", "--port=1"}, []string{"port"}, "agent --port=1", "--register-node"},
+		{"bool takes no next argument", Kubelet, []string{"agent", "--containerized", "--port=1"}, []string{"port"}, "agent --port=1", "--containerized"},
 		{"a real flag is never taken out", APIServer, []string{"server", "--allow-privileged=true"}, []string{"allow-privileged"}, "server --allow-privileged=true", ""},
 		{"old names", APIServer, []string{"server", "--address=0.0.0.0", "--port", "8080"}, nil, "server --insecure-bind-address=0.0.0.0 --insecure-port 8080", ""},
 		{"unknown flags left for the parser", APIServer, []string{"server", "--no-such-flag=1"}, nil, "server --no-such-flag=1", ""},

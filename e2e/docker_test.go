@@ -54,7 +54,12 @@ func requireDocker(t testing.TB) {
 func startDockerNode(t testing.TB, extra ...string) *dockerNode {
 	t.Helper()
 	requireDocker(t)
-	s := StartServer(t, "")
+	return startDockerNodeOn(t, StartServer(t, ""), extra...)
+}
+
+// startDockerNodeOn is startDockerNode against a server the test started.
+func startDockerNodeOn(t testing.TB, s *Server, extra ...string) *dockerNode {
+	t.Helper()
 	n := &dockerNode{t: t, s: s, name: "e2e-" + randHex(4), root: t.TempDir()}
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: s.URL, QPS: -1})
 	if err != nil {

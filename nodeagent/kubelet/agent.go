@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -47,10 +48,14 @@ type Config struct {
 	DaemonPort          int32  // the agent server's port, reported in the node status
 	Version             string // e.g. "v1.0.0-kubeactor"
 	GCPeriod            time.Duration
-	MinGCAge            time.Duration // dead containers younger than this are kept
-	NetworkPlugin       string        // "" (the engine's bridge) or NetworkBridge
-	BridgeName          string        // the bridge of NetworkBridge
-	ClusterCIDR         string        // pod traffic leaving it is masqueraded (NetworkBridge)
+	MinGCAge            time.Duration  // dead containers younger than this are kept
+	NetworkPlugin       string         // "" (the engine's bridge) or NetworkBridge
+	BridgeName          string         // the bridge of NetworkBridge
+	ClusterCIDR         string         // pod traffic leaving it is masqueraded (NetworkBridge)
+	NoRegister          bool           // --register-node=false: the node is not created by the agent
+	ManifestURL         string         // static pods fetched from this URL
+	HTTPCheckFrequency  time.Duration  // how often ManifestURL is fetched
+	ImageGC             *ImageGCPolicy // nil: images are never removed
 }
 
 // Agent is one Docker node.
@@ -63,10 +68,13 @@ type Agent struct {
 	rec record.EventRecorder
 	now func() time.Time
 
-	services  cache.Store // every service, for the pods' environment
-	inspected sync.Map    // container id → runtime.Container, for exited containers
-	net       *podnet.Bridge
-	podIPs    sync.Map // infra container id → pod IP on the bridge
+	services   cache.Store // every service, for the pods' environment
+	inspected  sync.Map    // container id → runtime.Container, for exited containers
+	net        *podnet.Bridge
+	podIPs     sync.Map             // infra container id → pod IP on the bridge
+	learnedDNS atomic.Value         // string: the kube-dns cluster IP last used, for its log line
+	engineRoot string               // the engine's data root, whose filesystem image collection watches
+	imagesSeen map[string]imageSeen // by image id; owned by collectGarbage's goroutine
 
 	mu       sync.Mutex
 	workers  map[types.UID]*worker
@@ -83,15 +91,16 @@ func New(cfg Config, api *apiclient.Client, rt runtime.Runtime, log logrus.Field
 		cfg.GCPeriod = time.Minute
 	}
 	return &Agent{
-		cfg:      cfg,
-		api:      api,
-		cs:       api.Clientset(),
-		rt:       rt,
-		log:      log,
-		now:      time.Now,
-		workers:  map[types.UID]*worker{},
-		mirrors:  map[string]*corev1.Pod{},
-		mirrorCh: make(chan struct{}, 1),
+		cfg:        cfg,
+		api:        api,
+		cs:         api.Clientset(),
+		rt:         rt,
+		log:        log,
+		now:        time.Now,
+		workers:    map[types.UID]*worker{},
+		imagesSeen: map[string]imageSeen{},
+		mirrors:    map[string]*corev1.Pod{},
+		mirrorCh:   make(chan struct{}, 1),
 	}
 }
 
@@ -109,23 +118,21 @@ func (a *Agent) Run(ctx context.Context) error {
 }
 
 // CheckEngine tells whether rt can run pods: the engine answers and holds the pod
-// infra image. It returns what the engine says of itself.
-func CheckEngine(ctx context.Context, rt runtime.Runtime, pauseImage string) (runtime.Info, error) {
+// infra image, which it builds from this binary when it is missing. It returns
+// what the engine says of itself.
+func CheckEngine(ctx context.Context, rt runtime.Runtime, pauseImage string, log logrus.FieldLogger) (runtime.Info, error) {
 	info, err := rt.Info(ctx)
 	if err != nil {
 		return info, fmt.Errorf("%w: %v", ErrNoEngine, err)
 	}
-	if _, err := rt.InspectImage(ctx, pauseImage); err != nil {
-		if runtime.IsNotFound(err) {
-			return info, fmt.Errorf("the pod infra image %s is not in the Docker engine; build it with `make images` (images/build.sh)", pauseImage)
-		}
-		return info, fmt.Errorf("inspect image %s: %w", pauseImage, err)
+	if _, err := ensureInfraImage(ctx, rt, pauseImage, log); err != nil {
+		return info, err
 	}
 	return info, nil
 }
 
 func (a *Agent) run(ctx context.Context) error {
-	info, err := CheckEngine(ctx, a.rt, a.cfg.PauseImage)
+	info, err := CheckEngine(ctx, a.rt, a.cfg.PauseImage, a.log)
 	if err != nil {
 		return err
 	}
@@ -138,16 +145,29 @@ func (a *Agent) run(ctx context.Context) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: a.cs.CoreV1().Events("")})
 	a.rec = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "kubelet", Host: a.cfg.NodeName})
 
+	a.engineRoot = info.RootDir
+
 	status := a.nodeInfo(info)
-	node, err := a.register(ctx, status)
-	if err != nil {
-		return err
+	if a.cfg.NoRegister {
+		node := a.existingNode(ctx)
+		a.mu.Lock()
+		a.node = node
+		if node != nil {
+			a.podCIDR = node.Spec.PodCIDR
+		}
+		a.mu.Unlock()
+		a.log.WithFields(logrus.Fields{"node": a.cfg.NodeName, "ip": a.cfg.NodeIP, "docker": info.Version, "exists": node != nil}).Info("node not registered by the agent (--register-node=false); running the pods bound to it")
+	} else {
+		node, err := a.register(ctx, status)
+		if err != nil {
+			return err
+		}
+		a.mu.Lock()
+		a.node = node
+		a.podCIDR = node.Spec.PodCIDR
+		a.mu.Unlock()
+		a.log.WithFields(logrus.Fields{"node": a.cfg.NodeName, "ip": a.cfg.NodeIP, "docker": info.Version}).Info("node registered")
 	}
-	a.mu.Lock()
-	a.node = node
-	a.podCIDR = node.Spec.PodCIDR
-	a.mu.Unlock()
-	a.log.WithFields(logrus.Fields{"node": a.cfg.NodeName, "ip": a.cfg.NodeIP, "docker": info.Version}).Info("node registered")
 
 	if a.cfg.NetworkPlugin == NetworkBridge {
 		if err := a.startNetwork(ctx); err != nil {
@@ -175,6 +195,7 @@ func (a *Agent) run(ctx context.Context) error {
 	a.mu.Lock()
 	a.synced = true
 	a.mu.Unlock()
+	a.clusterDNS() // logs the cluster DNS server learned from the API, if any
 
 	var wg sync.WaitGroup
 	run := func(f func(context.Context)) {
@@ -185,7 +206,18 @@ func (a *Agent) run(ctx context.Context) error {
 	run(a.engineEvents)
 	run(a.collectGarbage)
 	if a.cfg.ManifestPath != "" {
-		run(a.staticPods)
+		run(func(ctx context.Context) {
+			a.staticPods(ctx, a.cfg.FileCheckFrequency, false, func(context.Context) ([]*corev1.Pod, error) {
+				return readManifests(a.cfg.ManifestPath, a.cfg.NodeName)
+			})
+		})
+	}
+	if a.cfg.ManifestURL != "" {
+		run(func(ctx context.Context) {
+			a.staticPods(ctx, a.cfg.HTTPCheckFrequency, true, func(ctx context.Context) ([]*corev1.Pod, error) {
+				return fetchManifests(ctx, a.cfg.ManifestURL, a.cfg.NodeName)
+			})
+		})
 	}
 	<-ctx.Done()
 	wg.Wait()
@@ -240,7 +272,18 @@ func (a *Agent) register(ctx context.Context, info nodestatus.Info) (*corev1.Nod
 	}
 }
 
-// heartbeats posts the node status every StatusFrequency.
+// existingNode is the node as the server holds it, or nil when it does not exist
+// (or cannot be read).
+func (a *Agent) existingNode(ctx context.Context) *corev1.Node {
+	n, err := a.cs.CoreV1().Nodes().Get(ctx, a.cfg.NodeName, getOpts)
+	if err != nil {
+		return nil
+	}
+	return n
+}
+
+// heartbeats posts the node status every StatusFrequency. With --register-node=false
+// it posts only while the node exists, and looks for it at every beat until then.
 func (a *Agent) heartbeats(ctx context.Context, info nodestatus.Info) {
 	t := time.NewTicker(a.cfg.StatusFrequency)
 	defer t.Stop()
@@ -248,10 +291,20 @@ func (a *Agent) heartbeats(ctx context.Context, info nodestatus.Info) {
 		a.mu.Lock()
 		node := a.node
 		a.mu.Unlock()
-		updated, err := a.api.UpdateNodeStatus(ctx, node, func(n *corev1.Node) corev1.NodeStatus {
-			return nodestatus.Status(n.Status, info, a.now())
-		})
+		if node == nil {
+			node = a.existingNode(ctx)
+		}
+		var (
+			updated *corev1.Node
+			err     error
+		)
+		if node != nil {
+			updated, err = a.api.UpdateNodeStatus(ctx, node, func(n *corev1.Node) corev1.NodeStatus {
+				return nodestatus.Status(n.Status, info, a.now())
+			})
+		}
 		switch {
+		case node == nil:
 		case err == nil:
 			a.mu.Lock()
 			a.node = updated
@@ -259,6 +312,11 @@ func (a *Agent) heartbeats(ctx context.Context, info nodestatus.Info) {
 			a.mu.Unlock()
 		case ctx.Err() != nil:
 			return
+		case a.cfg.NoRegister:
+			a.log.WithError(err).Warn("posting node status")
+			a.mu.Lock()
+			a.node = nil // read again at the next beat
+			a.mu.Unlock()
 		default:
 			a.log.WithError(err).Warn("posting node status")
 			if n, rerr := a.api.RegisterNode(ctx, nodestatus.Registration(info, a.now())); rerr == nil {

@@ -28,18 +28,22 @@ const (
 
 // runAgent runs an agent for node n1 on a fake engine and a fake API server until
 // the test ends.
-func runAgent(t *testing.T) (*fakeEngine, kubernetes.Interface) {
+func runAgent(t *testing.T, opts ...func(*Config)) (*fakeEngine, kubernetes.Interface) {
 	t.Helper()
 	cs := fake.NewSimpleClientset()
 	eng := newFakeEngine(testPause, testImage)
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
-	a := New(Config{
+	cfg := Config{
 		NodeName: "n1", NodeIP: "192.0.2.1", Hostname: "n1", PauseImage: testPause, RootDir: t.TempDir(),
 		SyncFrequency: 200 * time.Millisecond, StatusFrequency: time.Second, MaxPods: 10,
 		MaxDeadPerContainer: 1, MaxDead: 10, GCPeriod: time.Hour, MinGCAge: time.Minute,
 		ClusterDomain: "cluster.local", Version: "test",
-	}, apiclient.NewForClientset(cs), eng, log)
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	a := New(cfg, apiclient.NewForClientset(cs), eng, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()

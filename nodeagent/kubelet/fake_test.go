@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,9 @@ type fakeEngine struct {
 	cs     map[string]*runtime.Container
 	images map[string]bool
 	subs   []chan runtime.Event
+
+	imports []imported
+	removed []string // image ids
 }
 
 func newFakeEngine(images ...string) *fakeEngine {
@@ -158,4 +162,57 @@ func (e *fakeEngine) Events(ctx context.Context) (<-chan runtime.Event, <-chan e
 		errs <- ctx.Err()
 	}()
 	return ch, errs
+}
+
+// imported is one ImportImage call.
+type imported struct {
+	ref     string
+	files   map[string]int64 // name → size in the tar stream
+	changes []string
+}
+
+func (e *fakeEngine) ImportImage(_ context.Context, ref string, rootfs io.Reader, changes []string) error {
+	files := map[string]int64{}
+	tr := tar.NewReader(rootfs)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		n, err := io.Copy(io.Discard, tr)
+		if err != nil {
+			return err
+		}
+		files[h.Name] = n
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.images[ref] = true
+	e.imports = append(e.imports, imported{ref, files, changes})
+	return nil
+}
+
+func (e *fakeEngine) ListImages(context.Context) ([]runtime.Image, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []runtime.Image
+	for ref := range e.images {
+		out = append(out, runtime.Image{ID: "sha256:" + ref, Tags: []string{ref}, Size: 1 << 20})
+	}
+	return out, nil
+}
+
+func (e *fakeEngine) RemoveImage(_ context.Context, id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ref := strings.TrimPrefix(id, "sha256:")
+	if !e.images[ref] {
+		return runtime.NotFound("image " + id)
+	}
+	delete(e.images, ref)
+	e.removed = append(e.removed, id)
+	return nil
 }

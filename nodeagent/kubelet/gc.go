@@ -14,14 +14,19 @@ import (
 )
 
 // collectGarbage removes, every GCPeriod: the containers and volumes of pods this
-// node no longer runs (deleted while the agent was down), and dead containers
-// beyond --maximum-dead-containers-per-container and --maximum-dead-containers.
+// node no longer runs (deleted while the agent was down), dead containers beyond
+// --maximum-dead-containers-per-container and --maximum-dead-containers (once dead
+// for --minimum-container-ttl-duration), then unused images when the disk is
+// fuller than --image-gc-high-threshold.
 func (a *Agent) collectGarbage(ctx context.Context) {
 	t := time.NewTicker(a.cfg.GCPeriod)
 	defer t.Stop()
 	for {
 		if err := a.gcOnce(ctx); err != nil && ctx.Err() == nil {
 			a.log.WithError(err).Warn("garbage collection")
+		}
+		if err := a.collectImages(ctx); err != nil && ctx.Err() == nil {
+			a.log.WithError(err).Warn("image collection")
 		}
 		select {
 		case <-ctx.Done():

@@ -1,10 +1,16 @@
 package kubelet
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubeactor/kubeactor/actors/kinds"
@@ -25,6 +32,7 @@ const (
 	annotationHash   = "kubernetes.io/config.hash"
 	annotationMirror = "kubernetes.io/config.mirror"
 	sourceFile       = "file"
+	sourceHTTP       = "http"
 )
 
 func isMirror(pod *corev1.Pod) bool {
@@ -32,39 +40,22 @@ func isMirror(pod *corev1.Pod) bool {
 	return ok
 }
 
-// staticPods runs the pods of --pod-manifest-path, re-reading it every
-// FileCheckFrequency, and keeps a mirror pod of each on the API server.
-func (a *Agent) staticPods(ctx context.Context) {
-	t := time.NewTicker(a.cfg.FileCheckFrequency)
+// staticPods runs the static pods that read returns (--pod-manifest-path's or
+// --manifest-url's), reading again every `every`, and keeps a mirror pod of each on
+// the API server. A pod no longer read is stopped. With keepOnError, a read that
+// fails (the URL does not answer) changes nothing; a directory's unreadable file
+// only loses its own pod.
+func (a *Agent) staticPods(ctx context.Context, every time.Duration, keepOnError bool, read func(context.Context) ([]*corev1.Pod, error)) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	running := map[types.UID]*corev1.Pod{}
 	for {
-		pods, err := readManifests(a.cfg.ManifestPath, a.cfg.NodeName)
+		pods, err := read(ctx)
 		if err != nil {
 			a.log.WithError(err).Warn("reading static pod manifests")
 		}
-		seen := map[types.UID]bool{}
-		for _, p := range pods {
-			seen[p.UID] = true
-			running[p.UID] = p
-			a.send(ctx, p, true)
-			a.ensureMirror(ctx, p)
-		}
-		for uid, p := range running {
-			if seen[uid] {
-				continue
-			}
-			delete(running, uid)
-			a.mu.Lock()
-			w := a.workers[uid]
-			a.mu.Unlock()
-			if w != nil {
-				w.gone.Store(true)
-				w.wake()
-			}
-			if m := a.mirrorOf(p); m != nil {
-				_ = a.api.DeletePod(ctx, m.Namespace, m.Name, m.UID)
-			}
+		if err == nil || !keepOnError {
+			a.syncStatic(ctx, pods, running)
 		}
 		select {
 		case <-ctx.Done():
@@ -73,6 +64,104 @@ func (a *Agent) staticPods(ctx context.Context) {
 		case <-a.mirrorKick():
 		}
 	}
+}
+
+// syncStatic runs pods and stops those of running (the pods of the same source
+// last read) that are not among them.
+func (a *Agent) syncStatic(ctx context.Context, pods []*corev1.Pod, running map[types.UID]*corev1.Pod) {
+	seen := map[types.UID]bool{}
+	for _, p := range pods {
+		seen[p.UID] = true
+		running[p.UID] = p
+		a.send(ctx, p, true)
+		a.ensureMirror(ctx, p)
+	}
+	for uid, p := range running {
+		if seen[uid] {
+			continue
+		}
+		delete(running, uid)
+		a.mu.Lock()
+		w := a.workers[uid]
+		a.mu.Unlock()
+		if w != nil {
+			w.gone.Store(true)
+			w.wake()
+		}
+		if m := a.mirrorOf(p); m != nil {
+			_ = a.api.DeletePod(ctx, m.Namespace, m.Name, m.UID)
+		}
+	}
+}
+
+// manifestTimeout bounds one fetch of --manifest-url.
+const manifestTimeout = 10 * time.Second
+
+// fetchManifests reads the static pods served at url: a pod, a v1 List or PodList
+// of pods, or several YAML documents of either, in YAML or JSON. Each is made a
+// static pod of node as a file's is (its uid derived from its content), with the
+// source "http".
+func fetchManifests(ctx context.Context, url, node string) ([]*corev1.Pod, error) {
+	ctx, cancel := context.WithTimeout(ctx, manifestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("--manifest-url: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 10<<20))
+	if err != nil {
+		return nil, fmt.Errorf("--manifest-url %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("--manifest-url %s: %s", url, resp.Status)
+	}
+	return parseManifests(body, url, node, sourceHTTP)
+}
+
+// parseManifests reads the pods of a body of YAML documents (or JSON), each a pod
+// or a list of pods.
+func parseManifests(body []byte, where, node, source string) ([]*corev1.Pod, error) {
+	var out []*corev1.Pod
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(body)))
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		var head struct {
+			Kind  string            `json:"kind"`
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := yaml.Unmarshal(doc, &head); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		raws := [][]byte{doc}
+		if head.Kind == "List" || head.Kind == "PodList" {
+			raws = raws[:0]
+			for _, it := range head.Items {
+				raws = append(raws, it)
+			}
+		}
+		for _, raw := range raws {
+			p, err := staticPod(raw, where, node, source)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // readManifests reads the static pods of a file or a directory (*.yaml, *.yml,
@@ -120,15 +209,22 @@ func readManifest(file, node string) (*corev1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
+	return staticPod(b, file, node, sourceFile)
+}
+
+// staticPod makes the static pod of node from one manifest b (YAML or JSON) read
+// from where: named <name>-<node>, bound to node, its uid derived from its content
+// and the node, defaulted as the API server defaults a created pod.
+func staticPod(b []byte, where, node, source string) (*corev1.Pod, error) {
 	var pod corev1.Pod
 	if err := yaml.UnmarshalStrict(b, &pod); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", where, err)
 	}
 	if pod.Kind != "" && pod.Kind != "Pod" {
-		return nil, fmt.Errorf("%s: kind %s is not a Pod", file, pod.Kind)
+		return nil, fmt.Errorf("%s: kind %s is not a Pod", where, pod.Kind)
 	}
 	if pod.Name == "" || len(pod.Spec.Containers) == 0 {
-		return nil, fmt.Errorf("%s: a static pod needs a name and at least one container", file)
+		return nil, fmt.Errorf("%s: a static pod needs a name and at least one container", where)
 	}
 	sum := sha256.Sum256(append(append([]byte{}, b...), node...))
 	hash := hex.EncodeToString(sum[:])
@@ -140,7 +236,7 @@ func readManifest(file, node string) (*corev1.Pod, error) {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[annotationSource] = sourceFile
+	pod.Annotations[annotationSource] = source
 	pod.Annotations[annotationHash] = hash[:16]
 	pod.Spec.NodeName = node
 	defaultStaticPod(&pod)

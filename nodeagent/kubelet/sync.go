@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -45,13 +46,23 @@ func (a *Agent) syncPod(ctx context.Context, w *worker) (time.Duration, bool) {
 	if !st.volumesReady {
 		vols, err := a.mountVolumes(ctx, pod)
 		if err != nil {
-			if st.message != err.Error() {
+			var unsupported unsupportedVolume
+			retry := 5 * time.Second
+			if errors.As(err, &unsupported) {
+				// The pod's volumes never change: say it once and look again at the
+				// pod's usual pace, in case this node learns the type.
+				retry = a.cfg.SyncFrequency
+				if st.message != err.Error() {
+					a.rec.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "%v", err)
+					log.WithError(err).Warn("mounting volumes")
+				}
+			} else if st.message != err.Error() {
 				a.rec.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "Unable to mount volumes for pod %q: %v", podsync.FullName(pod), err)
 				log.WithError(err).Warn("mounting volumes")
 			}
 			st.reason, st.message = "FailedMount", err.Error()
 			a.postStatus(ctx, w, pod, obs, log)
-			return 5 * time.Second, false
+			return retry, false
 		}
 		st.volumes, st.volumesReady = vols, true
 		st.reason, st.message = "", ""
@@ -147,7 +158,7 @@ func (a *Agent) observe(ctx context.Context, uid types.UID) (podsync.Observed, e
 // createSandbox creates and starts the pod's infra container and returns it as
 // inspected (with its IP).
 func (a *Agent) createSandbox(ctx context.Context, pod *corev1.Pod) (runtime.Container, error) {
-	cfg := podsync.SandboxConfig(pod, a.cfg.NodeName, a.cfg.PauseImage, suffix(), podsync.PodDNS(pod, a.cfg.ClusterDNS, a.cfg.ClusterDomain))
+	cfg := podsync.SandboxConfig(pod, a.cfg.NodeName, a.cfg.PauseImage, suffix(), podsync.PodDNS(pod, a.clusterDNS(), a.cfg.ClusterDomain))
 	switch {
 	case cfg.NetworkMode != "": // the host's network
 	case a.net != nil:
@@ -328,6 +339,25 @@ func (a *Agent) servicesSnapshot() []corev1.Service {
 		}
 	}
 	return out
+}
+
+// clusterDNS is the nameserver of ClusterFirst pods: --cluster-dns, else the
+// cluster IP of the kube-system/kube-dns service as the agent's service watch last
+// saw it, else none.
+func (a *Agent) clusterDNS() string {
+	var svc *corev1.Service
+	if a.cfg.ClusterDNS == "" && a.services != nil {
+		if o, ok, _ := a.services.GetByKey(podsync.KubeDNSNamespace + "/" + podsync.KubeDNSName); ok {
+			svc, _ = o.(*corev1.Service)
+		}
+	}
+	ip := podsync.ClusterDNSServer(a.cfg.ClusterDNS, svc)
+	if a.cfg.ClusterDNS == "" {
+		if old, _ := a.learnedDNS.Swap(ip).(string); old != ip {
+			a.log.WithFields(logrus.Fields{"cluster-dns": ip, "from": "service kube-system/kube-dns"}).Info("cluster DNS server for new pods")
+		}
+	}
+	return ip
 }
 
 // envLookup resolves secretKeyRef and configMapKeyRef for a pod's environment.

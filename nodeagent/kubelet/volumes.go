@@ -5,14 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubeactor/kubeactor/nodeagent/podsync"
 )
 
 var getOpts = metav1.GetOptions{}
@@ -24,41 +28,169 @@ func (a *Agent) podDir(uid types.UID) string {
 
 // mountVolumes prepares every volume of pod and returns the host path of each, by
 // volume name. It is idempotent: a restarted agent finds its volumes in place. A
-// secret that does not exist (yet) is an error; the sync retries.
+// secret that does not exist (yet) or a failed clone is an error; the sync retries.
+// A volume type this node does not serve is an unsupportedVolume error.
 func (a *Agent) mountVolumes(ctx context.Context, pod *corev1.Pod) (map[string]string, error) {
 	out := make(map[string]string, len(pod.Spec.Volumes))
-	for _, v := range pod.Spec.Volumes {
-		var (
-			path string
-			err  error
-		)
-		switch {
-		case v.EmptyDir != nil:
-			path = filepath.Join(a.podDir(pod.UID), "volumes", "kubernetes.io~empty-dir", v.Name)
-			err = os.MkdirAll(path, 0o777)
-			if err == nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
-				err = mountTmpfs(path)
-			}
-			if err == nil {
-				err = os.Chmod(path, 0o777) // any user of the container may write
-			}
-		case v.HostPath != nil:
-			path = v.HostPath.Path
-			err = prepareHostPath(v.HostPath)
-		case v.Secret != nil:
-			path = filepath.Join(a.podDir(pod.UID), "volumes", "kubernetes.io~secret", v.Name)
-			err = a.mountSecret(ctx, pod, v.Secret, path)
-		case v.PersistentVolumeClaim != nil:
-			path, err = a.claimPath(ctx, pod, v.PersistentVolumeClaim) // claims.go
-		default:
-			err = fmt.Errorf("volume %q: this node supports emptyDir, hostPath and secret volumes only", v.Name)
-		}
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
+		path, err := a.mountVolume(ctx, pod, v)
 		if err != nil {
 			return nil, err
 		}
 		out[v.Name] = path
 	}
 	return out, nil
+}
+
+// Where the volumes of each type live under the pod's directory.
+const (
+	dirEmptyDir    = "kubernetes.io~empty-dir"
+	dirSecret      = "kubernetes.io~secret"
+	dirDownwardAPI = "kubernetes.io~downward-api"
+	dirGitRepo     = "kubernetes.io~git-repo"
+)
+
+// mountVolume prepares one volume and returns its host path. Each volume type this
+// node serves is one case.
+func (a *Agent) mountVolume(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) (string, error) {
+	dir := func(kind string) string { return filepath.Join(a.podDir(pod.UID), "volumes", kind, v.Name) }
+	switch kind := podsync.VolumeType(v); kind {
+	case "emptyDir":
+		path := dir(dirEmptyDir)
+		err := os.MkdirAll(path, 0o777)
+		if err == nil && v.EmptyDir.Medium == corev1.StorageMediumMemory {
+			err = mountTmpfs(path)
+		}
+		if err == nil {
+			err = os.Chmod(path, 0o777) // any user of the container may write
+		}
+		return path, err
+	case "hostPath":
+		return v.HostPath.Path, prepareHostPath(v.HostPath)
+	case "secret":
+		path := dir(dirSecret)
+		return path, a.mountSecret(ctx, pod, v.Secret, path)
+	case "downwardAPI":
+		path := dir(dirDownwardAPI)
+		return path, writeDownwardAPI(pod, v.DownwardAPI, path)
+	case "gitRepo":
+		path := dir(dirGitRepo)
+		return path, cloneGitRepo(ctx, v.GitRepo, path)
+	case "persistentVolumeClaim":
+		return a.claimPath(ctx, pod, v.PersistentVolumeClaim) // claims.go
+	default:
+		return "", unsupportedVolume{name: v.Name, kind: kind}
+	}
+}
+
+// unsupportedVolume says that this node does not serve a volume's type (iscsi,
+// rbd, nfs, ...): the pod stays Pending with one FailedMount event saying so.
+type unsupportedVolume struct{ name, kind string }
+
+func (e unsupportedVolume) Error() string {
+	if e.kind == "" {
+		return fmt.Sprintf("volume %s: no volume type is set", e.name)
+	}
+	return fmt.Sprintf("volume %s: type %s is not supported on this node", e.name, e.kind)
+}
+
+// writeDownwardAPI writes the files of a downwardAPI volume into path, each
+// replaced atomically.
+func writeDownwardAPI(pod *corev1.Pod, src *corev1.DownwardAPIVolumeSource, path string) error {
+	files, err := podsync.DownwardAPIFiles(pod, src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return err
+	}
+	for _, f := range files {
+		p := filepath.Join(path, f.Path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-")
+		if err != nil {
+			return err
+		}
+		_, werr := tmp.Write(f.Data)
+		cerr := tmp.Close()
+		if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), os.FileMode(f.Mode))); err != nil {
+			_ = os.Remove(tmp.Name())
+			return err
+		}
+		if err := os.Rename(tmp.Name(), p); err != nil {
+			_ = os.Remove(tmp.Name())
+			return err
+		}
+	}
+	return nil
+}
+
+// gitTimeout bounds one git command of a gitRepo volume.
+const gitTimeout = 5 * time.Minute
+
+// cloneGitRepo makes a gitRepo volume at path with the machine's git: cloned (and
+// checked out at the revision) in a directory beside it, renamed into place once
+// complete, so a failed clone leaves nothing and a present path is a finished one.
+func cloneGitRepo(ctx context.Context, src *corev1.GitRepoVolumeSource, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	plan, err := podsync.GitRepoClone(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(path), "."+filepath.Base(path)+".clone-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) // gone once renamed
+	if err := runGit(ctx, tmp, plan.Clone); err != nil {
+		return err
+	}
+	repo := filepath.Join(tmp, plan.Subdir)
+	if plan.Subdir == "" { // git named the directory after the repository
+		entries, err := os.ReadDir(tmp)
+		if err != nil || len(entries) != 1 {
+			return fmt.Errorf("gitRepo %s: the clone made %d entries, want one directory", src.Repository, len(entries))
+		}
+		repo = filepath.Join(tmp, entries[0].Name())
+	}
+	if plan.Checkout != nil {
+		if err := runGit(ctx, repo, plan.Checkout); err != nil {
+			return err
+		}
+		if err := runGit(ctx, repo, plan.Reset); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// runGit runs git with args in dir; a failure carries git's own words.
+func runGit(ctx context.Context, dir string, args []string) error {
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_ASKPASS=/bin/false")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if len(msg) > 400 {
+			msg = msg[:400] + "..."
+		}
+		return fmt.Errorf("git %s: %v: %s", args[0], err, msg)
+	}
+	return nil
 }
 
 // prepareHostPath checks or creates a hostPath volume as its type asks.
@@ -154,7 +286,7 @@ func (a *Agent) mountSecret(ctx context.Context, pod *corev1.Pod, src *corev1.Se
 // unmountVolumes unmounts the pod's tmpfs volumes and removes its directory.
 func (a *Agent) unmountVolumes(uid types.UID) error {
 	dir := a.podDir(uid)
-	for _, kind := range []string{"kubernetes.io~secret", "kubernetes.io~empty-dir"} {
+	for _, kind := range []string{dirSecret, dirEmptyDir} {
 		entries, _ := os.ReadDir(filepath.Join(dir, "volumes", kind))
 		for _, e := range entries {
 			p := filepath.Join(dir, "volumes", kind, e.Name())

@@ -1,6 +1,10 @@
 package podsync
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"net/netip"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // DNSConfig is a container's resolver configuration (its resolv.conf): nameservers,
 // search list and options. Empty, the engine gives the host's.
@@ -30,4 +34,29 @@ func PodDNS(pod *corev1.Pod, clusterDNS, domain string) DNSConfig {
 		return DNSConfig{Servers: pod.Spec.DNSConfig.Nameservers, Searches: pod.Spec.DNSConfig.Searches}
 	}
 	return DNSConfig{}
+}
+
+// The service whose cluster IP is the cluster DNS server's when the agent is not
+// given --cluster-dns.
+const (
+	KubeDNSNamespace = "kube-system"
+	KubeDNSName      = "kube-dns"
+)
+
+// ClusterDNSServer is the nameserver of ClusterFirst pods: flag (--cluster-dns)
+// when given; else the cluster IP of kubeDNS, the kube-system/kube-dns service,
+// when it exists (nil when not) and has an IPv4 cluster IP; else "" (no cluster
+// DNS: pods get the host's resolv.conf).
+func ClusterDNSServer(flag string, kubeDNS *corev1.Service) string {
+	if flag != "" {
+		return flag
+	}
+	if kubeDNS == nil || kubeDNS.Namespace != KubeDNSNamespace || kubeDNS.Name != KubeDNSName || kubeDNS.DeletionTimestamp != nil {
+		return ""
+	}
+	ip, err := netip.ParseAddr(kubeDNS.Spec.ClusterIP)
+	if err != nil || !ip.Is4() || ip.IsUnspecified() {
+		return "" // headless ("None"), unset or not an address
+	}
+	return ip.String()
 }

@@ -40,3 +40,36 @@ func TestPodDNS(t *testing.T) {
 		})
 	}
 }
+
+// TestClusterDNSServer: the flag wins; without it the kube-dns service's cluster IP,
+// unless there is no such service or it has no usable address.
+func TestClusterDNSServer(t *testing.T) {
+	svc := func(ns, name, ip string) *corev1.Service {
+		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: corev1.ServiceSpec{ClusterIP: ip}}
+	}
+	deleting := svc("kube-system", "kube-dns", "10.254.0.10")
+	deleting.DeletionTimestamp = &metav1.Time{}
+	tests := []struct {
+		name string
+		flag string
+		svc  *corev1.Service
+		want string
+	}{
+		{"flag only", "10.0.0.10", nil, "10.0.0.10"},
+		{"flag wins over the service", "10.0.0.10", svc("kube-system", "kube-dns", "10.254.0.10"), "10.0.0.10"},
+		{"learned from the service", "", svc("kube-system", "kube-dns", "10.254.0.10"), "10.254.0.10"},
+		{"no service: the host's", "", nil, ""},
+		{"headless service", "", svc("kube-system", "kube-dns", "None"), ""},
+		{"no cluster IP yet", "", svc("kube-system", "kube-dns", ""), ""},
+		{"another service", "", svc("default", "kube-dns", "10.254.0.11"), ""},
+		{"being deleted", "", deleting, ""},
+		{"IPv6 is not for this node", "", svc("kube-system", "kube-dns", "fd00::a"), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ClusterDNSServer(tt.flag, tt.svc); got != tt.want {
+				t.Errorf("ClusterDNSServer(%q, %v) = %q, want %q", tt.flag, tt.svc, got, tt.want)
+			}
+		})
+	}
+}

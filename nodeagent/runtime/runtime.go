@@ -136,6 +136,15 @@ type Info struct {
 	NCPU            int
 	MemTotal        int64 // bytes
 	ID              string
+	RootDir         string // the engine's data root (images, containers); "" when unknown
+}
+
+// Image is one local image of the engine.
+type Image struct {
+	ID      string   // "sha256:..."
+	Tags    []string // repo:tag references; none for a dangling image
+	Size    int64    // bytes
+	Created time.Time
 }
 
 // Event is an engine notification that a container changed state.
@@ -175,6 +184,19 @@ type Runtime interface {
 	// Events streams container events until ctx ends; the error channel reports why
 	// the stream stopped.
 	Events(ctx context.Context) (<-chan Event, <-chan error)
+}
+
+// Images is what an engine offers beyond Runtime to manage its images: the agent
+// builds its infra image with ImportImage and collects unused images. An engine
+// without it gets neither.
+type Images interface {
+	// ImportImage creates the image ref from a tar stream of a root filesystem,
+	// applying Dockerfile instructions (ENTRYPOINT, CMD, ENV...) in changes.
+	ImportImage(ctx context.Context, ref string, rootfs io.Reader, changes []string) error
+	// ListImages lists every local image.
+	ListImages(ctx context.Context) ([]Image, error)
+	// RemoveImage removes an image (by id: every tag of it) unless a container uses it.
+	RemoveImage(ctx context.Context, id string) error
 }
 
 // notFound marks errors for missing containers and images.

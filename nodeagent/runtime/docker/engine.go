@@ -28,7 +28,10 @@ type Engine struct {
 	cli *client.Client
 }
 
-var _ runtime.Runtime = (*Engine)(nil)
+var (
+	_ runtime.Runtime = (*Engine)(nil)
+	_ runtime.Images  = (*Engine)(nil)
+)
 
 // New connects lazily to the engine named by the environment, negotiating
 // the API version on first use.
@@ -73,6 +76,7 @@ func (d *Engine) Info(ctx context.Context) (runtime.Info, error) {
 		NCPU:            i.NCPU,
 		MemTotal:        i.MemTotal,
 		ID:              i.ID,
+		RootDir:         i.DockerRootDir,
 	}, nil
 }
 
@@ -170,6 +174,58 @@ func (d *Engine) PullImage(ctx context.Context, ref string) error {
 	defer rc.Close()
 	if err := pullStreamError(rc); err != nil {
 		return fmt.Errorf("pull image %s: %w", ref, err)
+	}
+	return nil
+}
+
+// ImportImage creates ref from the root filesystem in the tar stream rootfs, with
+// the Dockerfile instructions in changes, and reads the engine's answer to its end
+// (a failure may be reported inside it).
+func (d *Engine) ImportImage(ctx context.Context, ref string, rootfs io.Reader, changes []string) error {
+	rc, err := d.cli.ImageImport(ctx, image.ImportSource{Source: rootfs, SourceName: "-"}, ref, image.ImportOptions{Changes: changes})
+	if err != nil {
+		return fmt.Errorf("import image %s: %w", ref, err)
+	}
+	defer rc.Close()
+	if err := pullStreamError(rc); err != nil {
+		return fmt.Errorf("import image %s: %w", ref, err)
+	}
+	return nil
+}
+
+// ListImages lists the engine's images (not the intermediate layers).
+func (d *Engine) ListImages(ctx context.Context) ([]runtime.Image, error) {
+	list, err := d.cli.ImageList(ctx, image.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("list images: %w", err)
+	}
+	out := make([]runtime.Image, 0, len(list))
+	for _, s := range list {
+		var tags []string
+		for _, t := range s.RepoTags {
+			if t != "<none>:<none>" {
+				tags = append(tags, t)
+			}
+		}
+		out = append(out, runtime.Image{ID: s.ID, Tags: tags, Size: s.Size, Created: time.Unix(s.Created, 0).UTC()})
+	}
+	return out, nil
+}
+
+// RemoveImage removes an image and its tags, one tag at a time (the engine refuses
+// to remove by id an image with several tags, unless forced); an image that a
+// container uses, running or not, is refused by the engine.
+func (d *Engine) RemoveImage(ctx context.Context, id string) error {
+	r, err := d.cli.ImageInspect(ctx, id)
+	if err != nil {
+		return fmt.Errorf("remove image %s: %w", id, notFoundAs("image "+id, err))
+	}
+	refs := append(append([]string(nil), r.RepoTags...), r.ID)
+	for i, ref := range refs {
+		_, err := d.cli.ImageRemove(ctx, ref, image.RemoveOptions{PruneChildren: true})
+		if err != nil && !(cerrdefs.IsNotFound(err) && i == len(refs)-1) {
+			return fmt.Errorf("remove image %s: %w", ref, notFoundAs("image "+ref, err))
+		}
 	}
 	return nil
 }

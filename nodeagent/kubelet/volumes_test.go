@@ -1,0 +1,142 @@
+package kubelet
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestWriteDownwardAPI: the files are written, and rewritten in place.
+func TestWriteDownwardAPI(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "v")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "1"}}}
+	src := &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+		{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}},
+		{Path: "meta/name", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}},
+	}}
+	for _, want := range []string{`a="1"`, `a="2"`} {
+		pod.Labels["a"] = strings.Trim(strings.TrimPrefix(want, "a="), `"`)
+		if err := writeDownwardAPI(pod, src, dir); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "labels")); err != nil || string(b) != want {
+			t.Errorf("labels %q %v, want %q", b, err, want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "meta", "name")); err != nil || string(b) != "p" {
+		t.Errorf("name %q %v", b, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("entries %v: temporary files left", entries)
+	}
+}
+
+// TestCloneGitRepo clones a repository made here, at a revision, into place; a
+// second call keeps it; a bad repository leaves nothing behind.
+func TestCloneGitRepo(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git on this machine")
+	}
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	if err := os.WriteFile(filepath.Join(repo, "index.html"), []byte("v1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("add", ".")
+	git("commit", "-qm", "one")
+	first := git("rev-parse", "HEAD")
+	if err := os.WriteFile(filepath.Join(repo, "index.html"), []byte("v2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("commit", "-qam", "two")
+
+	base := t.TempDir()
+	tests := []struct {
+		name, dir, revision, file, want string
+	}{
+		{"head, into the volume", ".", "", "index.html", "v2"},
+		{"revision, in a subdirectory", "site", first, "site/index.html", "v1"},
+		{"default directory: the repository's name", "", "", filepath.Base(repo) + "/index.html", "v2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(base, strings.ReplaceAll(tt.name, " ", "_"))
+			src := &corev1.GitRepoVolumeSource{Repository: "file://" + repo, Directory: tt.dir, Revision: tt.revision}
+			for range 2 {
+				if err := cloneGitRepo(context.Background(), src, path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if b, err := os.ReadFile(filepath.Join(path, tt.file)); err != nil || string(b) != tt.want {
+				t.Errorf("%s: %q %v, want %q", tt.file, b, err, tt.want)
+			}
+		})
+	}
+
+	bad := filepath.Join(base, "bad")
+	err := cloneGitRepo(context.Background(), &corev1.GitRepoVolumeSource{Repository: "file:///nonexistent/repo"}, bad)
+	if err == nil || !strings.Contains(err.Error(), "git clone") {
+		t.Fatalf("bad repository: %v", err)
+	}
+	entries, _ := os.ReadDir(base)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") || e.Name() == "bad" {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
+
+// TestUnsupportedVolumeMessage: the event's words.
+func TestUnsupportedVolumeMessage(t *testing.T) {
+	a := &Agent{cfg: Config{RootDir: t.TempDir()}}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u"}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+		{Name: "data", VolumeSource: corev1.VolumeSource{RBD: &corev1.RBDVolumeSource{CephMonitors: []string{"m"}, RBDImage: "i"}}},
+	}}}
+	_, err := a.mountVolumes(context.Background(), pod)
+	if err == nil || err.Error() != "volume data: type rbd is not supported on this node" {
+		t.Errorf("err %v", err)
+	}
+}
+
+// TestVolumeTypesDocumented: docs/operations.md's Volumes table names every volume
+// type of the API, so a new one is given a status there.
+func TestVolumeTypesDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "## Volumes")
+	if start < 0 {
+		t.Fatal("no Volumes section")
+	}
+	section := doc[start:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	rt := reflect.TypeOf(corev1.VolumeSource{})
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if !strings.Contains(section, "`"+name+"`") {
+			t.Errorf("volume type %s is not in the Volumes table", name)
+		}
+	}
+}
