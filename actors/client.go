@@ -148,6 +148,7 @@ func Start(opts Options) (*System, error) {
 		// the quotas' charges (quotas.go)
 		requestTimeout:  opts.RequestTimeout,
 		quotaSyncPeriod: opts.ResourceQuotaSyncPeriod,
+		stats:           newStats(opts.Resources),
 	}
 	bindQuotas(opts.Admission, e)
 	for _, r := range e.resources {
