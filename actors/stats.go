@@ -35,12 +35,15 @@ type kindStats struct {
 	posted, received atomic.Int64
 	restarts         atomic.Int64
 	handling         *persistence.Histogram
+	withMailbox      actor.PropsOption // made once: a spawn allocates nothing more for it
 }
 
 var _ actor.MailboxMiddleware = (*kindStats)(nil)
 
 func newKindStats(kind string) *kindStats {
-	return &kindStats{kind: kind, handling: persistence.NewDurationHistogram(handlingBuckets...)}
+	k := &kindStats{kind: kind, handling: persistence.NewDurationHistogram(handlingBuckets...)}
+	k.withMailbox = actor.WithMailbox(actor.Unbounded(k))
+	return k
 }
 
 func (k *kindStats) MailboxStarted()            {}
@@ -48,7 +51,7 @@ func (k *kindStats) MessagePosted(any)          { k.posted.Add(1) }
 func (k *kindStats) MessageReceived(any)        { k.received.Add(1) }
 func (k *kindStats) MailboxEmpty()              {}
 func (k *kindStats) handled(at time.Time)       { k.handling.ObserveSince(at) }
-func (k *kindStats) mailbox() actor.PropsOption { return actor.WithMailbox(actor.Unbounded(k)) }
+func (k *kindStats) mailbox() actor.PropsOption { return k.withMailbox }
 
 // restarted counts a restart. The message whose handling panicked is never reported
 // received by the mailbox: it counts as received here, so the depth stays true.
