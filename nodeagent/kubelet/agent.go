@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
+	"github.com/kubeactor/kubeactor/nodeagent/metrics"
 	"github.com/kubeactor/kubeactor/nodeagent/nodestatus"
 	"github.com/kubeactor/kubeactor/nodeagent/podnet"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
@@ -51,6 +52,7 @@ type Config struct {
 	NetworkPlugin       string        // "" (the engine's bridge) or NetworkBridge
 	BridgeName          string        // the bridge of NetworkBridge
 	ClusterCIDR         string        // pod traffic leaving it is masqueraded (NetworkBridge)
+	Metrics             *metrics.Agent // the agent's metrics; nil measures nothing
 }
 
 // Agent is one Docker node.
@@ -82,7 +84,7 @@ func New(cfg Config, api *apiclient.Client, rt runtime.Runtime, log logrus.Field
 	if cfg.GCPeriod == 0 {
 		cfg.GCPeriod = time.Minute
 	}
-	return &Agent{
+	a := &Agent{
 		cfg:      cfg,
 		api:      api,
 		cs:       api.Clientset(),
@@ -93,6 +95,8 @@ func New(cfg Config, api *apiclient.Client, rt runtime.Runtime, log logrus.Field
 		mirrors:  map[string]*corev1.Pod{},
 		mirrorCh: make(chan struct{}, 1),
 	}
+	cfg.Metrics.CountRunning(a.running)
+	return a
 }
 
 // ErrNoEngine says the Docker engine cannot be reached.
