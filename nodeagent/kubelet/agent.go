@@ -48,10 +48,10 @@ type Config struct {
 	DaemonPort          int32  // the agent server's port, reported in the node status
 	Version             string // e.g. "v1.0.0-kubeactor"
 	GCPeriod            time.Duration
-	MinGCAge            time.Duration // dead containers younger than this are kept
-	NetworkPlugin       string        // "" (the engine's bridge) or NetworkBridge
-	BridgeName          string        // the bridge of NetworkBridge
-	ClusterCIDR         string        // pod traffic leaving it is masqueraded (NetworkBridge)
+	MinGCAge            time.Duration  // dead containers younger than this are kept
+	NetworkPlugin       string         // "" (the engine's bridge) or NetworkBridge
+	BridgeName          string         // the bridge of NetworkBridge
+	ClusterCIDR         string         // pod traffic leaving it is masqueraded (NetworkBridge)
 	Metrics             *metrics.Agent // the agent's metrics; nil measures nothing
 }
 
