@@ -139,7 +139,7 @@ func (s *Server) measure(next echo.HandlerFunc) echo.HandlerFunc {
 func requestVerb(c echo.Context, rq *request) string {
 	method := c.Request().Method
 	if rq == nil {
-		return strings.ToLower(method)
+		return methodVerb(method)
 	}
 	if rq.sub != "" && rq.sub != "log" && streamingSubresources[rq.sub] {
 		return "connect"
@@ -168,7 +168,18 @@ func requestVerb(c echo.Context, rq *request) string {
 		}
 		return "deletecollection"
 	}
-	return strings.ToLower(method)
+	return methodVerb(method)
+}
+
+// methodVerb is a method in lower case, "other" for a method HTTP does not define (a
+// client must not make a new series per made-up method).
+func methodVerb(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return strings.ToLower(method)
+	}
+	return "other"
 }
 
 // statusCodes are the label values of the codes, made once.

@@ -86,6 +86,7 @@ func TestRequestMetricsLabels(t *testing.T) {
 		{"log", "GET", pods + "/web/log", "", "", "get", "pods", "log", 0, true},
 		{"discovery", "GET", "/api", "", "", "get", "", "", 200, true},
 		{"unknown path", "GET", "/api/v1/nopes", "", "", "get", "", "", 404, true},
+		{"made-up method", "BREW", "/api", "", "", "other", "", "", 0, true},
 		{"delete", "DELETE", pods + "/api", "", "", "delete", "pods", "", 200, true},
 	}
 	for _, tt := range tests {
