@@ -183,6 +183,7 @@ func TestMetricsOnTheSecurePort(t *testing.T) {
 	}{
 		{"anonymous", func(*rest.Config) {}, http.StatusUnauthorized},
 		{"thomas may read everything", func(c *rest.Config) { c.BearerToken = "thomas" }, http.StatusOK},
+		{"bob may read pods in myNamespace only", func(c *rest.Config) { c.BearerToken = "s3cr3t-token" }, http.StatusForbidden},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := &rest.Config{Host: h.url, TLSClientConfig: rest.TLSClientConfig{CAData: h.ca.CertPEM}}
