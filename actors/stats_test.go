@@ -61,6 +61,18 @@ func TestStatsCountSchedulingAndMessages(t *testing.T) {
 		}
 		return nil
 	})
+	// Deleted objects' actors stop: what was posted to them was received.
+	for _, name := range []string{"fits-2", "too-big"} {
+		if _, _, err := s.Delete(context.Background(), podKey("default", name), DeleteOptions{GracePeriodSeconds: ptr(int64(0))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "nothing pending", func() error {
+		if p := s.Stats().Scheduler.Pending; p != 0 {
+			return fmt.Errorf("pending = %d", p)
+		}
+		return nil
+	})
 	waitFor(t, "mailboxes drained", func() error {
 		for _, a := range s.Stats().Actors {
 			if a.MailboxDepth != 0 {
