@@ -153,6 +153,7 @@ func Start(opts Options) (*System, error) {
 		requestTimeout:  opts.RequestTimeout,
 		quotaSyncPeriod: opts.ResourceQuotaSyncPeriod,
 		podGCThreshold:  opts.TerminatedPodGCThreshold,
+		stats:           newStats(opts.Resources),
 	}
 	bindQuotas(opts.Admission, e)
 	for _, r := range e.resources {

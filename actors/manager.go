@@ -2,6 +2,7 @@ package actors
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
@@ -40,6 +41,8 @@ type manager struct {
 	gen      uint64
 	stopping bool       // children are being stopped with the manager: not unexpected
 	ext      managerExt // the kind's own part, or nil (see managerext.go)
+	stats    *kindStats // the manager's own (stats.go)
+	objStats *kindStats // its object actors'
 }
 
 // objKey names an object within its kind.
@@ -58,11 +61,14 @@ func newManager(e *env, resource string) *manager {
 		children: make(map[objKey]*childRef),
 		byID:     make(map[string]objKey),
 		ext:      newManagerExt(e, resource),
+		stats:    e.stats.managers[resource],
+		objStats: e.stats.objects[resource],
 	}
 }
 
 // Receive routes requests and keeps the children map.
 func (m *manager) Receive(ctx actor.Context) {
+	defer m.stats.handled(time.Now())
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		m.load(ctx)
@@ -76,7 +82,10 @@ func (m *manager) Receive(ctx actor.Context) {
 			m.forget(msg.key, c)
 			ctx.Stop(c.pid)
 		}
-	case *actor.Stopping, *actor.Restarting:
+	case *actor.Restarting:
+		m.stopping = true
+		m.stats.restarted()
+	case *actor.Stopping:
 		m.stopping = true
 	case *actor.Terminated:
 		if k, ok := m.byID[msg.Who.Id]; ok && !m.stopping {
@@ -138,9 +147,10 @@ func (m *manager) route(ctx actor.Context, msg routed) {
 
 func (m *manager) spawn(ctx actor.Context, key persistence.Key, c *cell) *childRef {
 	m.gen++
+	c.stats = m.objStats
 	props := actor.PropsFromProducer(func() actor.Actor {
 		return &objectActor{env: m.env, cell: c}
-	}, actor.WithDispatcher(m.env.workers))
+	}, actor.WithDispatcher(m.env.workers), m.objStats.mailbox())
 	id := key.Namespace + "/" + key.Name + "#" + strconv.FormatUint(m.gen, 10)
 	pid, err := ctx.SpawnNamed(props, id)
 	if err != nil {

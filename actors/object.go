@@ -35,6 +35,8 @@ type cell struct {
 	ctrl control.Controller
 	// recorder combines the similar events this actor records (events.go).
 	recorder *event.Aggregator
+	// stats are the counters of the kind's actors (stats.go).
+	stats *kindStats
 }
 
 // objectActor is the only writer of one object. Its Receive checks each request
@@ -54,6 +56,7 @@ type objectActor struct {
 
 // Receive is a type switch: decide, persist, then answer.
 func (a *objectActor) Receive(ctx actor.Context) {
+	defer a.cell.stats.handled(time.Now())
 	a.ctx = ctx
 	if a.dryRun(ctx) { // admit.go
 		return
@@ -68,6 +71,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		}
 	case *actor.Restarting:
 		a.cell.restarts++
+		a.cell.stats.restarted()
 		a.fields(a.cell.trace).Warn("object actor restarting")
 	case *actor.Stopping:
 		a.stopTimer()

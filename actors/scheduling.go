@@ -83,7 +83,7 @@ func schedulerProps(e *env) *actor.Props {
 		return actor.EscalateDirective
 	})
 	return actor.PropsFromProducer(func() actor.Actor { return newSchedulerActor(e) },
-		actor.WithSupervisor(escalate), actor.WithDispatcher(e.workers))
+		actor.WithSupervisor(escalate), actor.WithDispatcher(e.workers), e.stats.scheduler.mailbox())
 }
 
 type schedulerActor struct {
@@ -106,6 +106,7 @@ type schedulerActor struct {
 	events  event.Aggregator    // combines a pod's FailedScheduling events
 
 	round    *scheduler.Round
+	began    time.Time // the round's start, on the real clock (stats.go)
 	seq      uint64
 	deferred []any // messages that arrived during a round
 
@@ -136,10 +137,16 @@ func newSchedulerActor(e *env) *schedulerActor {
 // Receive defers what would change the cache while a round is out, then starts the
 // next round if none is.
 func (s *schedulerActor) Receive(ctx actor.Context) {
+	st := s.env.stats
+	defer st.scheduler.handled(time.Now())
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		s.start(ctx)
-	case *actor.Stopping, *actor.Restarting:
+	case *actor.Restarting:
+		st.scheduler.restarted()
+		s.stop()
+		return
+	case *actor.Stopping:
 		s.stop()
 		return
 	case *bidReply:
@@ -154,14 +161,16 @@ func (s *schedulerActor) Receive(ctx actor.Context) {
 		ctx.Respond(&pong{})
 	}
 	s.next(ctx)
+	st.sched.pending.Store(int64(s.queue.Len()))
 }
 
 func (s *schedulerActor) start(ctx actor.Context) {
 	s.shards = make([]*actor.PID, s.cfg.shards)
 	for i := range s.shards {
 		rng := rand.New(rand.NewSource(s.cfg.seed + int64(i) + 1))
-		props := actor.PropsFromProducer(func() actor.Actor { return &shardActor{shard: scheduler.NewShard(&s.cfg.policy), rng: rng} },
-			actor.WithDispatcher(s.env.workers))
+		props := actor.PropsFromProducer(func() actor.Actor {
+			return &shardActor{shard: scheduler.NewShard(&s.cfg.policy), rng: rng, stats: s.env.stats.shards}
+		}, actor.WithDispatcher(s.env.workers), s.env.stats.shards.mailbox())
 		s.shards[i] = ctx.Spawn(props)
 	}
 	s.stale = true
@@ -428,6 +437,7 @@ func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev
 		s.stale = false
 	}
 	s.seq++
+	s.began = time.Now()
 	pctx := s.cache.Context(pod, &s.cfg.policy)
 	pctx.SetClaims(scheduler.ClaimsReason(pod, s.claim))
 	r := scheduler.NewRound(s.seq, key, pod, rev, pctx, len(s.shards))
@@ -456,6 +466,7 @@ func (s *schedulerActor) bidIn(ctx actor.Context, msg *bidReply) {
 		return
 	}
 	s.decide(ctx, r)
+	s.env.stats.sched.attempt.ObserveSince(s.began)
 	s.round = nil
 	deferred := s.deferred
 	s.deferred = nil
@@ -476,11 +487,13 @@ func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
 	now := s.env.now()
 	next, err := podpkg.Bind(r.Pod, scheduler.NewBinding(r.Pod, d, winner.Scores), now)
 	if err != nil { // cannot happen: the pod was read pending just now
+		s.env.stats.sched.errors.Add(1)
 		s.queue.Drop(r.Key)
 		s.log.WithFields(logrus.Fields{"pod": r.Key, "error": err}).Warn("binding refused")
 		return
 	}
 	if err := s.cache.Assume(r.Pod, d.Node, now); err != nil {
+		s.env.stats.sched.errors.Add(1)
 		s.log.WithFields(logrus.Fields{"pod": r.Key, "error": err}).Debug("not assumed")
 		return
 	}
@@ -503,11 +516,13 @@ func (s *schedulerActor) bound(ctx actor.Context, r *reply) {
 	}
 	delete(s.binds, key)
 	if r.err != nil {
+		s.env.stats.sched.errors.Add(1)
 		s.cache.Forget(key)
 		s.log.WithFields(logrus.Fields{"pod": key, "node": b.decision.Node, "error": r.err}).Debug("binding refused")
 		s.queue.Add(key)
 		return
 	}
+	s.env.stats.sched.scheduled.Add(1)
 	if p, ok := r.object.(*corev1.Pod); ok {
 		s.cache.SetPod(p) // the binding is observed
 	}
@@ -519,6 +534,7 @@ func (s *schedulerActor) bound(ctx actor.Context, r *reply) {
 
 // unschedulable records why the pod fits nowhere and backs it off.
 func (s *schedulerActor) unschedulable(ctx actor.Context, key string, pod *corev1.Pod, d scheduler.Decision) {
+	s.env.stats.sched.unschedulable.Add(1)
 	retryAt, attempts := s.queue.Unschedulable(key, s.env.now())
 	s.armRetry(ctx, retryAt)
 	msg := scheduler.FailedSchedulingMessage(d)
@@ -531,9 +547,11 @@ func (s *schedulerActor) unschedulable(ctx actor.Context, key string, pod *corev
 type shardActor struct {
 	shard *scheduler.Shard
 	rng   *rand.Rand
+	stats *kindStats
 }
 
 func (a *shardActor) Receive(ctx actor.Context) {
+	defer a.stats.handled(time.Now())
 	switch msg := ctx.Message().(type) {
 	case *shardNodes:
 		a.shard.SetNodes(msg.nodes)

@@ -48,7 +48,8 @@ type env struct {
 	// Options.ResourceQuotaSyncPeriod.
 	requestTimeout  time.Duration
 	quotaSyncPeriod time.Duration
-	podGCThreshold  int // Options.TerminatedPodGCThreshold (podgc.go)
+	podGCThreshold  int    // Options.TerminatedPodGCThreshold (podgc.go)
+	stats           *stats // stats.go
 }
 
 // keys lists the keys of every stored object of one resource.
@@ -86,7 +87,8 @@ func (s *supervisor) Receive(ctx actor.Context) {
 	case *actor.Started:
 		for _, r := range s.env.resources {
 			props := actor.PropsFromProducer(func() actor.Actor { return newManager(s.env, r) },
-				actor.WithSupervisor(restartStrategy(s.env.log.WithField("kind", r))), actor.WithDispatcher(s.env.workers))
+				actor.WithSupervisor(restartStrategy(s.env.log.WithField("kind", r))), actor.WithDispatcher(s.env.workers),
+				s.env.stats.managers[r].mailbox())
 			if _, err := ctx.SpawnNamed(props, r); err != nil {
 				panic(err) // cannot happen: names are unique and the system is fresh
 			}

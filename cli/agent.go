@@ -22,6 +22,7 @@ import (
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
 	"github.com/kubeactor/kubeactor/nodeagent/kubelet"
+	"github.com/kubeactor/kubeactor/nodeagent/metrics"
 	"github.com/kubeactor/kubeactor/nodeagent/proxy"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime/docker"
 	"github.com/kubeactor/kubeactor/nodeagent/server"
@@ -71,6 +72,7 @@ func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 		return fmt.Errorf("agent server: listen: %w", err)
 	}
 	cfg.DaemonPort = int32(ln.Addr().(*net.TCPAddr).Port)
+	cfg.Metrics = metrics.New()
 	agent := kubelet.New(cfg, client, rt, log.WithField("node", cfg.NodeName))
 	if c.ProxyMode != "none" {
 		pcfg := proxy.Config{Mode: c.ProxyMode, NodeName: cfg.NodeName, NodeIP: cfg.NodeIP, ClusterCIDR: c.ClusterCIDR}
@@ -80,7 +82,7 @@ func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 			}
 		}()
 	}
-	srv := server.New(server.Config{NodeName: cfg.NodeName, Runtime: rt, Host: agent.Host(), Log: log})
+	srv := server.New(server.Config{NodeName: cfg.NodeName, Runtime: rt, Host: agent.Host(), Log: log, Metrics: cfg.Metrics.Handler()})
 	servers := []struct {
 		what    string
 		addr    string
@@ -198,6 +200,7 @@ func simulate(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
+	m := metrics.New()
 	s, err := sim.New(sim.Config{
 		Nodes:           c.Simulate,
 		NamePrefix:      c.NamePrefix,
@@ -206,11 +209,34 @@ func simulate(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 		KubeletVersion:  "v1.0.0-kubeactor",
 		Workers:         c.Workers,
 		StatsEvery:      c.StatsInterval,
+		Metrics:         m,
 	}, client, log)
 	if err != nil {
 		return fmt.Errorf("simulator: %w", err)
 	}
+	if c.ReadOnlyPort != 0 {
+		defer serveSimulatorMetrics(c, m, log)()
+	}
 	return s.Run(ctx)
+}
+
+// serveSimulatorMetrics serves the simulator's /metrics and /healthz on the read-only
+// port until the returned func is called. Simulators often share a machine (several
+// in one test): a port already taken is a warning, not a failure.
+func serveSimulatorMetrics(c config.Agent, m *metrics.Agent, log *logrus.Logger) func() {
+	addr := net.JoinHostPort(c.Address, strconv.Itoa(c.ReadOnlyPort))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		log.WithError(err).WithField("address", addr).Warn("simulator metrics not served")
+		return func() {}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("GET /healthz", server.HealthzHandler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	log.WithFields(logrus.Fields{"server": "read-only", "address": ln.Addr().String()}).Info("server listening")
+	return func() { _ = srv.Close() }
 }
 
 // defaultAgent is the agent configuration with every flag at its default.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 
 	"github.com/kubeactor/kubeactor/actors"
@@ -52,6 +53,9 @@ type Config struct {
 	// port); nil means every such request is anonymous, and allowed.
 	Authenticator *authn.Union
 	Authorizer    authz.Authorizer
+	// Registry is where the server registers its metrics (served at GET /metrics,
+	// metrics.go); nil means a registry of its own. Never the global default one.
+	Registry *prometheus.Registry
 	// TestHooks serves POST /debug/kubeactor/panic?resource=&namespace=&name=, which
 	// makes that object's actor panic (e2e tests of supervision). Never in production.
 	TestHooks bool
@@ -71,6 +75,8 @@ type Server struct {
 
 	authn *authn.Union
 	authz authz.Authorizer
+
+	metrics *serverMetrics // metrics.go
 
 	echo *echo.Echo
 }
@@ -112,13 +118,20 @@ func New(cfg Config) (*Server, error) {
 		oa = h
 	}
 
+	m, err := newServerMetrics(cfg.Registry, cfg.Store, cfg.Actors)
+	if err != nil {
+		return nil, fmt.Errorf("gateway: metrics: %w", err)
+	}
+	s.metrics = m
+
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.traceAndLog, middleware.Recover(), s.guard) // guard: secure.go
+	e.Use(s.measure, s.traceAndLog, middleware.Recover(), s.guard) // measure: metrics.go; guard: secure.go
 	s.echo = e
 
 	s.mountDiscovery(e)
+	e.GET("/metrics", echo.WrapHandler(m.handler()))
 	e.GET("/openapi/v2", echo.WrapHandler(oa))
 	e.GET("/openapi/v3", echo.WrapHandler(oa))
 	e.GET("/openapi/v3/*", echo.WrapHandler(oa))

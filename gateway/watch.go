@@ -184,6 +184,7 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 	if err != nil {
 		return err
 	}
+	defer s.watchStarted(rq.res.Name)() // metrics.go
 	sendInitial := rev == 0
 	if opts.SendInitialEvents != nil {
 		sendInitial = *opts.SendInitialEvents

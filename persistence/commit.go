@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -114,7 +115,11 @@ func (s *Store) commit(group []*request) {
 			_ = batch.Set(compactRevKey, encodeRev(target), nil)
 			compact = target
 		}
-		if err := batch.Commit(pebble.Sync); err != nil {
+		synced := time.Now()
+		err := batch.Commit(pebble.Sync)
+		s.stats.fsync.ObserveSince(synced)
+		s.stats.groupSize.Observe(int64(len(group)))
+		if err != nil {
 			s.failed = fmt.Errorf("commit revisions %d-%d: %w", start+1, rev, err)
 			s.log.WithError(err).WithField("revisions", fmt.Sprintf("%d-%d", start+1, rev)).Error("commit failed")
 			for i := range results {

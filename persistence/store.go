@@ -69,6 +69,8 @@ type Store struct {
 	changes atomic.Pointer[logView]
 
 	replica *replica // nil: a store of one
+
+	stats storeStats // stats.go
 }
 
 // Open opens (or creates) a store and loads its state.
@@ -121,6 +123,7 @@ func Open(opts Options) (*Store, error) {
 		latest:      make(map[Key]*Item),
 		trees:       make(map[string]*btree.BTreeG[*Item]),
 		modRev:      make(map[string]int64),
+		stats:       newStoreStats(),
 	}
 	if err := s.load(); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", dir, err), db.Close())
@@ -166,6 +169,7 @@ func (s *Store) Apply(ctx context.Context, cmds ...Command) (int64, []kruntime.O
 	if len(cmds) == 0 {
 		return 0, nil, fmt.Errorf("apply: %w: empty transaction", ErrInvalid)
 	}
+	start := time.Now()
 	r := &request{
 		cmds: cmds,
 		enc:  make([]encoded, len(cmds)),
@@ -205,6 +209,7 @@ func (s *Store) Apply(ctx context.Context, cmds ...Command) (int64, []kruntime.O
 		return 0, nil, fmt.Errorf("apply: %w", ctx.Err())
 	}
 	res := <-r.done
+	s.stats.apply.ObserveSince(start)
 	return res.rev, res.objs, res.err
 }
 

@@ -57,6 +57,9 @@ func (q *Queue) Pending(key string) bool {
 	return ok
 }
 
+// Len counts the pending pods.
+func (q *Queue) Len() int { return len(q.pending) }
+
 // Keys returns the pending pods, sorted.
 func (q *Queue) Keys() []string { return slices.Sorted(maps.Keys(q.pending)) }
 

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
+	"github.com/kubeactor/kubeactor/nodeagent/metrics"
 	"github.com/kubeactor/kubeactor/nodeagent/nodestatus"
 	"github.com/kubeactor/kubeactor/nodeagent/podnet"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
@@ -56,6 +57,7 @@ type Config struct {
 	ManifestURL         string         // static pods fetched from this URL
 	HTTPCheckFrequency  time.Duration  // how often ManifestURL is fetched
 	ImageGC             *ImageGCPolicy // nil: images are never removed
+	Metrics             *metrics.Agent // the agent's metrics; nil measures nothing
 }
 
 // Agent is one Docker node.
@@ -90,7 +92,7 @@ func New(cfg Config, api *apiclient.Client, rt runtime.Runtime, log logrus.Field
 	if cfg.GCPeriod == 0 {
 		cfg.GCPeriod = time.Minute
 	}
-	return &Agent{
+	a := &Agent{
 		cfg:        cfg,
 		api:        api,
 		cs:         api.Clientset(),
@@ -102,6 +104,8 @@ func New(cfg Config, api *apiclient.Client, rt runtime.Runtime, log logrus.Field
 		mirrors:    map[string]*corev1.Pod{},
 		mirrorCh:   make(chan struct{}, 1),
 	}
+	cfg.Metrics.CountRunning(a.running)
+	return a
 }
 
 // ErrNoEngine says the Docker engine cannot be reached.

@@ -19,6 +19,7 @@ import (
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 
 	"github.com/kubeactor/kubeactor/internal/poll"
+	"github.com/kubeactor/kubeactor/nodeagent/metrics"
 )
 
 const (
@@ -30,6 +31,12 @@ const (
 // the test ends.
 func runAgent(t *testing.T, opts ...func(*Config)) (*fakeEngine, kubernetes.Interface) {
 	t.Helper()
+	return runMeasuredAgent(t, nil, opts...)
+}
+
+// runMeasuredAgent is runAgent with the agent's metrics in m.
+func runMeasuredAgent(t *testing.T, m *metrics.Agent, opts ...func(*Config)) (*fakeEngine, kubernetes.Interface) {
+	t.Helper()
 	cs := fake.NewSimpleClientset()
 	eng := newFakeEngine(testPause, testImage)
 	log := logrus.New()
@@ -38,7 +45,7 @@ func runAgent(t *testing.T, opts ...func(*Config)) (*fakeEngine, kubernetes.Inte
 		NodeName: "n1", NodeIP: "192.0.2.1", Hostname: "n1", PauseImage: testPause, RootDir: t.TempDir(),
 		SyncFrequency: 200 * time.Millisecond, StatusFrequency: time.Second, MaxPods: 10,
 		MaxDeadPerContainer: 1, MaxDead: 10, GCPeriod: time.Hour, MinGCAge: time.Minute,
-		ClusterDomain: "cluster.local", Version: "test",
+		ClusterDomain: "cluster.local", Version: "test", Metrics: m,
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -52,7 +52,10 @@ func (a *Agent) ensureImage(ctx context.Context, w *worker, pod *corev1.Pod, c *
 		return &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: msg}, b.until.Sub(now)
 	}
 	a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
-	if err := a.rt.PullImage(ctx, c.Image); err != nil {
+	pullStart := time.Now()
+	err = a.rt.PullImage(ctx, c.Image)
+	a.cfg.Metrics.ImagePulled(time.Since(pullStart), err)
+	if err != nil {
 		if present {
 			a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine (pulling it failed: %v)", c.Image, err)
 			return nil, 0

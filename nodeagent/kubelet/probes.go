@@ -77,6 +77,7 @@ func (a *Agent) runProbes(ctx context.Context, w *worker, pod *corev1.Pod, obs p
 			now := a.now()
 			if podsync.ProbeDue(spec, cur.StartedAt, rec.lastRun, now) {
 				ok, msg := a.probe(ctx, spec, c, cur, sandbox.IP)
+				a.cfg.Metrics.Probed(kind.String(), ok)
 				before := rec.state.Result
 				rec.state = podsync.NextProbe(spec, rec.state, ok)
 				rec.lastRun = now

@@ -300,6 +300,7 @@ func (a *Agent) postStatus(ctx context.Context, w *worker, pod *corev1.Pod, obs 
 		target = m
 	}
 	status := podsync.ComputeStatus(target, obs, in, a.now())
+	a.measure(w, pod, &status)
 	if st.posted != nil && apiequality.Semantic.DeepEqual(*st.posted, status) {
 		return
 	}
@@ -318,6 +319,27 @@ func (a *Agent) postStatus(ctx context.Context, w *worker, pod *corev1.Pod, obs 
 		return
 	}
 	st.posted = &status
+}
+
+// measure keeps the worker's running count for the metrics, and observes the pod's
+// start duration the first time all its containers run.
+func (a *Agent) measure(w *worker, pod *corev1.Pod, status *corev1.PodStatus) {
+	running, all := int32(0), len(status.ContainerStatuses) == len(pod.Spec.Containers)
+	for _, cs := range status.ContainerStatuses {
+		if cs.State.Running != nil {
+			running++
+		} else {
+			all = false
+		}
+	}
+	if status.Phase != corev1.PodRunning {
+		running = -1
+	}
+	w.running.Store(running)
+	if all && running >= 0 && !w.st.started {
+		w.st.started = true
+		a.cfg.Metrics.PodStarted(a.now().Sub(pod.CreationTimestamp.Time))
+	}
 }
 
 // gracePeriod is how long a container gets between SIGTERM and SIGKILL: actors/pod's

@@ -22,6 +22,9 @@ type worker struct {
 	static bool        // from --pod-manifest-path; its status goes to the mirror pod
 	kick   chan struct{}
 	done   chan struct{}
+	// running counts the pod's running containers, -1 when the pod is not Running,
+	// as of its last status (for the metrics, read by another goroutine).
+	running atomic.Int32
 
 	// Owned by the worker's goroutine.
 	st podState
@@ -35,6 +38,7 @@ type podState struct {
 	probes       map[probeKey]*probeRecord
 	volumesReady bool
 	volumes      map[string]string // volume name → host path
+	started      bool              // every container ran once: the pod's start was measured
 	posted       *corev1.PodStatus // last status posted
 	reason       string            // pod-level reason and message (a missing secret)
 	message      string
@@ -46,6 +50,7 @@ func (a *Agent) send(ctx context.Context, pod *corev1.Pod, static bool) {
 	w, ok := a.workers[pod.UID]
 	if !ok {
 		w = &worker{uid: pod.UID, static: static, kick: make(chan struct{}, 1), done: make(chan struct{})}
+		w.running.Store(-1) // not Running until its status says so
 		a.workers[pod.UID] = w
 	}
 	w.latest.Store(pod)
@@ -167,6 +172,20 @@ func (a *Agent) wanted() (map[string]bool, bool) {
 		out[string(uid)] = true
 	}
 	return out, a.synced
+}
+
+// running counts the pods whose last status is Running and their running
+// containers (the metrics' kubelet_running_pods and kubelet_running_containers).
+func (a *Agent) running() (pods, containers int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, w := range a.workers {
+		if n := w.running.Load(); n >= 0 && !w.gone.Load() {
+			pods++
+			containers += int(n)
+		}
+	}
+	return pods, containers
 }
 
 // pods is a snapshot of the pods the agent runs, as last seen.

@@ -43,6 +43,8 @@ type Config struct {
 	Log      *logrus.Logger
 	// Now is the clock for sinceSeconds; nil means time.Now.
 	Now func() time.Time
+	// Metrics serves GET /metrics on both ports (nodeagent/metrics); nil for none.
+	Metrics http.Handler
 }
 
 // Server serves the agent's HTTP API. It is safe for concurrent use.
@@ -83,7 +85,7 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// readOnly mounts what the read-only port serves: pods, spec, stats and health.
+// readOnly mounts what the read-only port serves: pods, spec, stats, health and metrics.
 func (s *Server) readOnly(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", serveHealthz)
 	mux.HandleFunc("GET /pods", s.servePods)
@@ -93,6 +95,9 @@ func (s *Server) readOnly(mux *http.ServeMux) {
 	mux.HandleFunc("GET /stats", s.serveAllStats)
 	mux.HandleFunc("GET /stats/{$}", s.serveAllStats)
 	mux.HandleFunc("GET /stats/{namespace}/{pod}/{uid}/{container}", s.serveContainerStats)
+	if s.cfg.Metrics != nil {
+		mux.Handle("GET /metrics", s.cfg.Metrics)
+	}
 }
 
 func serveHealthz(w http.ResponseWriter, _ *http.Request) { writeText(w, http.StatusOK, "ok") }

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
+	"github.com/kubeactor/kubeactor/nodeagent/metrics"
 	"github.com/kubeactor/kubeactor/nodeagent/nodestatus"
 )
 
@@ -26,9 +27,10 @@ type Config struct {
 	NamePrefix      string        // "sim"
 	StatusFrequency time.Duration // each node's heartbeat period
 	Capacity        corev1.ResourceList
-	KubeletVersion  string        // reported as kubeletVersion and kubeProxyVersion
-	Workers         int           // concurrent API writers
-	StatsEvery      time.Duration // how often to log counters; 0 for never
+	KubeletVersion  string         // reported as kubeletVersion and kubeProxyVersion
+	Workers         int            // concurrent API writers
+	StatsEvery      time.Duration  // how often to log counters; 0 for never
+	Metrics         *metrics.Agent // the agent's metrics; nil measures nothing
 }
 
 // Stats counts what a simulator did since it started.
@@ -52,6 +54,8 @@ type Simulator struct {
 	byName map[string]*node
 	queue  workqueue.TypedRateLimitingInterface[task]
 	pods   cache.SharedIndexInformer
+	// watched is the pods' cache once the watch started, for the metrics' goroutine.
+	watched atomic.Pointer[cache.Store]
 
 	registered, heartbeats, heartbeatErrors           atomic.Int64
 	podsStarted, podsRejected, podsRemoved, podErrors atomic.Int64
@@ -99,6 +103,7 @@ func New(cfg Config, client *apiclient.Client, log logrus.FieldLogger) (*Simulat
 		nodes:  make([]*node, cfg.Nodes),
 		byName: make(map[string]*node, cfg.Nodes),
 	}
+	cfg.Metrics.CountRunning(s.running)
 	system := corev1.NodeSystemInfo{
 		KernelVersion:           "simulated",
 		OSImage:                 "kubeactor simulated node",
@@ -153,6 +158,8 @@ func (s *Simulator) Run(ctx context.Context) error {
 
 	s.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[task]())
 	s.pods = s.client.PodInformer(apiclient.BoundToAnyNode(), 0)
+	store := s.pods.GetStore()
+	s.watched.Store(&store)
 	reg, err := s.pods.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc:    func(obj any, _ bool) { s.podSeen(obj) },
 		UpdateFunc: func(_, obj any) { s.podSeen(obj) },
@@ -442,10 +449,29 @@ func (s *Simulator) start(ctx context.Context, n *node, pod *corev1.Pod) error {
 	}
 	if admitted {
 		s.podsStarted.Add(1)
+		s.cfg.Metrics.PodStarted(time.Since(pod.CreationTimestamp.Time))
 	} else {
 		s.podsRejected.Add(1)
 	}
 	return nil
+}
+
+// running counts the pods the simulated nodes run (those holding an IP) and their
+// containers, from the watch's cache (for the metrics, at scrape time).
+func (s *Simulator) running() (pods, containers int) {
+	store := s.watched.Load()
+	if store == nil { // not watching yet
+		return 0, 0
+	}
+	for _, obj := range (*store).List() {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || s.byName[pod.Spec.NodeName] == nil || pod.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		pods++
+		containers += len(pod.Spec.Containers)
+	}
+	return pods, containers
 }
 
 // admit gives pod its IP, unless the node already runs maxPods pods.
