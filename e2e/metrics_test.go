@@ -71,12 +71,12 @@ func TestMetricsScrapedByPrometheus(t *testing.T) {
 		ok          func(float64) bool
 	}{
 		{"both targets up", `sum(up{job=~"kubeactor-.*"})`, func(v float64) bool { return v == 2 }},
-		{"pods created through the API", `sum(apiserver_request_total{verb="create",resource="pods"})`, func(v float64) bool { return v > 0 }},
+		{"pods created through the API", `sum(apiserver_request_total{verb="POST",resource="pods"})`, func(v float64) bool { return v > 0 }},
 		{"pods scheduled", `sum(scheduler_schedule_attempts_total{result="scheduled"})`, func(v float64) bool { return v >= metricsPods }},
 		{"pods stored", `apiserver_storage_objects{resource="pods"}`, func(v float64) bool { return v == metricsPods }},
 		{"pods running on the agent", `kubelet_running_pods{job="kubeactor-agent"}`, func(v float64) bool { return v == metricsPods }},
 		{"pods' starts measured", `kubelet_pod_start_duration_seconds_count{job="kubeactor-agent"}`, func(v float64) bool { return v >= metricsPods }},
-		{"pod statuses updated by the agent", `sum(apiserver_request_total{verb="update",resource="pods",subresource="status"})`, func(v float64) bool { return v >= metricsPods }},
+		{"pod statuses updated by the agent", `sum(apiserver_request_total{verb="PUT",resource="pods",subresource="status"})`, func(v float64) bool { return v >= metricsPods }},
 		{"pod actors' messages", `kubeactor_actor_messages_total{kind="pods"}`, func(v float64) bool { return v > 0 }},
 		{"store fsyncs timed", `kubeactor_store_fsync_duration_seconds_count`, func(v float64) bool { return v > 0 }},
 	}

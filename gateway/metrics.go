@@ -58,7 +58,7 @@ func (m *serverMetrics) instruments(l requestLabels) requestInstruments {
 		return in
 	}
 	in.count = m.requests.WithLabelValues(l.verb, l.resource, l.sub, statusCode(l.code))
-	if l.verb != "watch" && l.verb != "connect" {
+	if l.verb != "WATCH" && l.verb != "CONNECT" {
 		in.duration = m.duration.WithLabelValues(l.verb, l.resource, l.sub)
 	}
 	m.mu.Lock()
@@ -131,53 +131,46 @@ func (s *Server) measure(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// requestVerb names a request's verb as Kubernetes' authorization does: a GET of one
-// object is get, of a collection list, and watch when it watches; POST is create, PUT
-// update, PATCH patch, DELETE of one delete and of a collection deletecollection; a
-// streaming subresource (exec, attach, portforward, proxy) is connect. A request that
-// names no resource (discovery, /metrics) is its method in lower case.
+// requestVerb names a request's verb as kube-apiserver's request metrics do: GET of
+// one object, LIST of a collection and WATCH when it watches; POST, PUT, PATCH (APPLY
+// for a server-side apply patch) and DELETE (of one or of a collection) as the
+// method; CONNECT for a streaming subresource (exec, attach, portforward, proxy). A
+// request that names no resource (discovery, /metrics) is its method.
 func requestVerb(c echo.Context, rq *request) string {
 	method := c.Request().Method
 	if rq == nil {
 		return methodVerb(method)
 	}
 	if rq.sub != "" && rq.sub != "log" && streamingSubresources[rq.sub] {
-		return "connect"
+		return "CONNECT"
 	}
 	switch method {
 	case http.MethodGet, http.MethodHead:
 		if rq.watchPath {
-			return "watch"
+			return "WATCH"
 		}
 		if rq.name != "" {
-			return "get"
+			return "GET"
 		}
 		if w := c.QueryParam("watch"); w == "true" || w == "1" {
-			return "watch"
+			return "WATCH"
 		}
-		return "list"
-	case http.MethodPost:
-		return "create"
-	case http.MethodPut:
-		return "update"
+		return "LIST"
 	case http.MethodPatch:
-		return "patch"
-	case http.MethodDelete:
-		if rq.name != "" {
-			return "delete"
+		if strings.HasPrefix(c.Request().Header.Get(echo.HeaderContentType), "application/apply-patch") {
+			return "APPLY"
 		}
-		return "deletecollection"
 	}
 	return methodVerb(method)
 }
 
-// methodVerb is a method in lower case, "other" for a method HTTP does not define (a
-// client must not make a new series per made-up method).
+// methodVerb is a method as HTTP spells it, "other" for a method HTTP does not define
+// (a client must not make a new series per made-up method).
 func methodVerb(method string) string {
 	switch method {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
 		http.MethodOptions, http.MethodConnect, http.MethodTrace:
-		return strings.ToLower(method)
+		return method
 	}
 	return "other"
 }
