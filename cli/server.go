@@ -15,7 +15,6 @@ import (
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubeactor/kubeactor/actors"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway"
@@ -75,6 +74,11 @@ func (c *upCmd) Run(g *globals) error {
 // serve runs the store, the actor system and the gateway until ctx ends. ready, when
 // not nil, is called with the insecure listening address and the secure port once
 // requests are being served.
+//
+// With --initial-cluster or --join the store is one replica of a Raft cluster: every
+// replica serves the API, and the actor system runs on the leader only (leader.go).
+// A store of one is its own leader from the start: its control plane starts before
+// the API is served, as it always did.
 func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready func(addr string, sec *securePort)) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(cfg.GCPercent)
@@ -82,11 +86,42 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
-	store, err := persistence.Open(persistence.Options{
-		Dir:             cfg.DataDir,
-		ChangeLogWindow: cfg.ChangeLogWindow,
-		NewObject:       newObject,
-	})
+	nodes, services, err := controllerOptions(cfg)
+	if err != nil {
+		return err
+	}
+	sec, err := newSecurity(cfg, time.Now())
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Address())
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Address(), err)
+	}
+	defer ln.Close()
+	secure, err := listenSecure(cfg, sec)
+	if err != nil {
+		return err
+	}
+	defer secure.close()
+	server, err := advertised(cfg, ln.Addr())
+	if err != nil {
+		return fmt.Errorf("bootstrap kubernetes service: %w", err)
+	}
+
+	opts := persistence.Options{Dir: cfg.DataDir, ChangeLogWindow: cfg.ChangeLogWindow, NewObject: newObject}
+	peer := &lateHandler{}
+	if cfg.Clustered() {
+		meta := map[string]string{gateway.MetaAPI: "http://" + server.String()}
+		if secure != nil {
+			if sa, err := advertised(cfg, secure.ln.Addr()); err == nil {
+				meta[gateway.MetaSecureAPI] = "https://" + sa.String()
+			}
+		}
+		opts.Replication = &persistence.Replication{Name: cfg.Name, PeerAddress: cfg.PeerAddress,
+			InitialCluster: cfg.Cluster, Join: cfg.Join, Meta: meta, PeerHandler: peer}
+	}
+	store, err := persistence.Open(opts)
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}
@@ -96,59 +131,43 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 		}
 	}()
 
-	nodes, services, err := controllerOptions(cfg)
-	if err != nil {
-		return err
+	name := ""
+	if cfg.Clustered() {
+		name = cfg.Name
 	}
-	adm, err := actors.NewAdmission(store, actors.AdmissionConfig{Plugins: cfg.AdmissionControl, AllowPrivileged: cfg.AllowPrivileged})
-	if err != nil {
-		return err
-	}
-	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
-		Nodes: nodes, Services: services,
-		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
-		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod})
-	if err != nil {
-		return fmt.Errorf("start actors: %w", err)
-	}
-	defer sys.Stop()
-	adm.Bind(sys)
-
-	sec, err := newSecurity(cfg, time.Now())
-	if err != nil {
-		return err
-	}
-	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks,
+	gw, err := gateway.New(gateway.Config{Store: store, Name: name, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks,
 		Authenticator: sec.authn, Authorizer: sec.authz})
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
 	}
-	if err := gw.Bootstrap(ctx); err != nil {
-		return fmt.Errorf("bootstrap: %w", err)
+	peer.set(gw.PeerHandler())
+	stopDNS, kubeDNS, dnsOK := startDNS(ctx, cfg, store, log)
+	defer stopDNS()
+
+	cp := &controlPlane{cfg: cfg, store: store, gw: gw, log: log, nodes: nodes, services: services, server: server}
+	if dnsOK {
+		cp.kubeDNS = &kubeDNS
+	}
+	defer cp.stop()
+	if !store.Replicated() {
+		<-store.Leadership() // a store of one leads from the start
+		if err := cp.start(ctx); err != nil {
+			return err
+		}
+	} else {
+		go cp.follow(ctx, store.Leadership())
 	}
 
-	ln, err := net.Listen("tcp", cfg.Address())
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Address(), err)
-	}
 	srv := &http.Server{Handler: gw.Handler()}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	server, err := advertised(cfg, ln.Addr())
-	if err == nil {
-		err = sys.EnsureKubernetesService(ctx, server)
-	}
-	if err != nil {
-		_ = ln.Close()
-		return fmt.Errorf("bootstrap kubernetes service: %w", err)
-	}
-	defer startDNS(ctx, cfg, store, sys, log)()
-	secure, err := serveSecure(cfg, sec, gw.SecureHandler(), errc)
-	if err != nil {
-		return err
-	}
+	secure.serve(gw.SecureHandler(), errc)
 	addr := ln.Addr().String()
-	log.WithFields(logrus.Fields{"address": addr, "secure-address": secure.address(), "data-dir": cfg.DataDir, "revision": store.Revision()}).Info("serving")
+	fields := logrus.Fields{"address": addr, "secure-address": secure.address(), "data-dir": cfg.DataDir, "revision": store.Revision()}
+	if store.Replicated() {
+		fields["name"], fields["peer-address"] = cfg.Name, cfg.PeerAddress
+	}
+	log.WithFields(fields).Info("serving")
 	if ready != nil {
 		ready(addr, secure)
 	}
