@@ -250,7 +250,7 @@ func (f *forwarder) forward(c echo.Context) error {
 		// The leader's Audit-Id is the same trace id, already set on this answer.
 		ModifyResponse: func(resp *http.Response) error { resp.Header.Del("Audit-Id"); return nil },
 		Transport:      f.transport,
-		FlushInterval: -1, // exec, attach and proxy stream
+		FlushInterval:  -1, // exec, attach and proxy stream
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if r.Context().Err() != nil {
 				return // the client went away

@@ -37,7 +37,7 @@ type Config struct {
 	Actors *actors.System
 	// Name is this replica's name (peer headers, logs); "" for a store of one.
 	Name string
-	Log    logrus.FieldLogger
+	Log  logrus.FieldLogger
 	// MaxBodyBytes limits request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// Now is the clock for creationTimestamp and table ages; nil means time.Now.
