@@ -3,19 +3,23 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
 )
 
 // clientFlags are kubectl's global flags, embedded in every client command. They are
 // resolved through clientcmd exactly as kubectl resolves them: a flag wins over the
 // kubeconfig's current context, which wins over the defaults.
 type clientFlags struct {
-	Server                string `short:"s" name:"server" help:"The address and port of the Kubernetes API server."`
+	Server                string `short:"s" name:"server" help:"The address and port of the Kubernetes API server; several master replicas' separated by commas (the next is used when one cannot be reached)."`
 	Kubeconfig            string `name:"kubeconfig" help:"Path to the kubeconfig file to use (default: $KUBECONFIG or ~/.kube/config)."`
 	Context               string `name:"context" help:"The name of the kubeconfig context to use."`
 	Cluster               string `name:"cluster" help:"The name of the kubeconfig cluster to use."`
@@ -65,6 +69,25 @@ func (f *clientFlags) restConfig() (*rest.Config, error) {
 	cfg, err := f.clientConfig().ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("load client config: %w", err)
+	}
+	if strings.Contains(cfg.Host, ",") {
+		// Several servers (master replicas): the first, then the next when one
+		// cannot be reached (a kubeconfig's server may list them too).
+		servers, err := apiclient.Servers(cfg.Host)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Host = servers[0]
+		wrap := cfg.WrapTransport
+		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			if wrap != nil {
+				rt = wrap(rt)
+			}
+			if f, err := apiclient.NewFailover(servers, rt); err == nil {
+				return f
+			}
+			return rt
+		}
 	}
 	return cfg, nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/kubeactor/kubeactor/actors"
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway/dns"
 	"github.com/kubeactor/kubeactor/persistence"
@@ -18,19 +17,21 @@ import (
 const resolvConf = "/etc/resolv.conf"
 
 // startDNS serves cluster DNS on --dns-bind-address:--dns-port (unless the port is 0)
-// and ensures the kube-system/kube-dns service pointing at it. Not being able to
-// listen (the port is taken, or needs privileges) is logged and leaves the server
-// without DNS rather than stopping it. stop shuts the DNS server down.
-func startDNS(ctx context.Context, cfg config.Server, store *persistence.Store, sys *actors.System, log *logrus.Logger) (stop func()) {
+// and returns the address the kube-system/kube-dns service points at (ok false when
+// DNS is not served); the control plane ensures that service (leader.go). Not being
+// able to listen (the port is taken, or needs privileges) is logged and leaves the
+// server without DNS rather than stopping it. stop shuts the DNS server down.
+func startDNS(ctx context.Context, cfg config.Server, store *persistence.Store, log *logrus.Logger) (stop func(), kubeDNS netip.AddrPort, ok bool) {
+	none := func() {}
 	if cfg.DNSPort == 0 {
-		return func() {}
+		return none, netip.AddrPort{}, false
 	}
 	// The kube-dns endpoints: --advertise-address, else the bind address, else (bound to
 	// every interface) the host's address.
 	ep, err := advertised(cfg, &net.UDPAddr{IP: net.ParseIP(cfg.DNSBindAddress), Port: cfg.DNSPort})
 	if err != nil {
 		log.WithField("error", err).Error("cluster dns not served")
-		return func() {}
+		return none, netip.AddrPort{}, false
 	}
 	// Never forward to ourselves (directly, or through the kube-dns service).
 	skip := []netip.AddrPort{ep, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(cfg.DNSPort))}
@@ -48,7 +49,7 @@ func startDNS(ctx context.Context, cfg config.Server, store *persistence.Store, 
 	if err != nil {
 		cancel()
 		log.WithFields(logrus.Fields{"address": cfg.DNSAddress(), "error": err}).Error("cluster dns not served")
-		return func() {}
+		return none, netip.AddrPort{}, false
 	}
 	stop = func() {
 		cancel()
@@ -58,9 +59,6 @@ func startDNS(ctx context.Context, cfg config.Server, store *persistence.Store, 
 			log.WithField("error", err).Warn("stop dns")
 		}
 	}
-	if err := sys.EnsureKubeDNSService(ctx, ep); err != nil {
-		log.WithField("error", err).Error("bootstrap kube-dns service")
-	}
 	log.WithFields(logrus.Fields{"address": srv.Addr().String(), "domain": cfg.ClusterDomain, "kube-dns": ep.String()}).Info("serving cluster dns")
-	return stop
+	return stop, ep, true
 }

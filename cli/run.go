@@ -25,6 +25,7 @@ type root struct {
 	Agent   agentCmd   `cmd:"" help:"Run the node agent; --simulate N runs N simulated nodes."`
 	Up      upCmd      `cmd:"" help:"Start the whole system on the embedded default (data in ~/.kubeactor/data)."`
 	Version versionCmd `cmd:"" help:"Print the kubeactor version."`
+	Members membersCmd `cmd:"" help:"List or remove the master replicas (kubeactor members [-o json|wide], kubeactor members remove NAME)."`
 
 	Get     getCmd     `cmd:"" help:"Display one or many resources (kubectl get)."`
 	Create  createCmd  `cmd:"" help:"Create resources from a file or stdin (kubectl create -f)."`

@@ -171,9 +171,9 @@ type securePort struct {
 	sec *security
 }
 
-// serveSecure listens on --bind-address:--secure-port and serves h over TLS; a
-// serving error goes to errc.
-func serveSecure(cfg config.Server, sec *security, h http.Handler, errc chan<- error) (*securePort, error) {
+// listenSecure opens the secure port's listener (nil when --secure-port is -1);
+// serve starts serving it.
+func listenSecure(cfg config.Server, sec *security) (*securePort, error) {
 	if sec.tls == nil {
 		return nil, nil
 	}
@@ -181,13 +181,26 @@ func serveSecure(cfg config.Server, sec *security, h http.Handler, errc chan<- e
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.SecureAddress(), err)
 	}
-	p := &securePort{srv: &http.Server{Handler: h, TLSConfig: sec.tls, ErrorLog: stdlog.New(io.Discard, "", 0)}, ln: ln, sec: sec}
+	return &securePort{ln: ln, sec: sec}, nil
+}
+
+func (p *securePort) serve(h http.Handler, errc chan<- error) {
+	if p == nil {
+		return
+	}
+	p.srv = &http.Server{Handler: h, TLSConfig: p.sec.tls, ErrorLog: stdlog.New(io.Discard, "", 0)}
 	go func() {
-		if err := p.srv.ServeTLS(ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
+		if err := p.srv.ServeTLS(p.ln, "", ""); !errors.Is(err, http.ErrServerClosed) {
 			errc <- err
 		}
 	}()
-	return p, nil
+}
+
+// close closes a listener that was never served.
+func (p *securePort) close() {
+	if p != nil && p.srv == nil {
+		_ = p.ln.Close()
+	}
 }
 
 // address is the listening address, "" when off.
@@ -199,7 +212,7 @@ func (p *securePort) address() string {
 }
 
 func (p *securePort) shutdown(ctx context.Context) error {
-	if p == nil {
+	if p == nil || p.srv == nil {
 		return nil
 	}
 	return p.srv.Shutdown(ctx)

@@ -8,14 +8,16 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/kubeactor/kubeactor/actors"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway"
@@ -37,6 +39,7 @@ func (c *serverCmd) Run(g *globals) error {
 type upCmd struct {
 	config.Server
 	Simulate int `name:"simulate" default:"0" help:"Run this many simulated nodes instead of the Docker node agent (kubeactor agent --simulate N)."`
+	Masters  int `name:"masters" default:"1" help:"Master replicas to run, in this process (3 or 5 survive the loss of one or two): each has its data in <data-dir>/mN, its own ports (the next ones after --insecure-port, --secure-port and 2380 for the peers) and they share one replicated store; the node agent is given them all."`
 }
 
 // Run starts the server and, in the same process, one Docker node agent (or with
@@ -45,6 +48,12 @@ type upCmd struct {
 func (c *upCmd) Run(g *globals) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if c.Masters < 1 || c.Masters > 7 {
+		return fmt.Errorf("--masters %d: must be from 1 to 7", c.Masters)
+	}
+	if c.Masters > 1 && c.Clustered() {
+		return fmt.Errorf("--masters %d makes its own cluster: give no --initial-cluster or --join", c.Masters)
+	}
 	agent, err := defaultAgent()
 	if err != nil {
 		return err
@@ -54,11 +63,8 @@ func (c *upCmd) Run(g *globals) error {
 			return err
 		}
 	}
-	return serve(ctx, c.Server, g.log, func(addr string, sec *securePort) {
-		fmt.Fprintf(g.stdout, "kubeactor is up: API at http://%s (data in %s)\n", addr, c.DataDir)
-		fmt.Fprintf(g.stdout, "try: kubectl -s http://%s get nodes,pods\n", addr)
-		sec.printKubeconfig(g.stdout, c.Server, g.log)
-		agent.Server, agent.Simulate = "http://"+addr, c.Simulate
+	startAgent := func(servers string) {
+		agent.Server, agent.Simulate = servers, c.Simulate
 		go func() {
 			run, what := runDocker, "node agent"
 			if c.Simulate > 0 {
@@ -69,12 +75,112 @@ func (c *upCmd) Run(g *globals) error {
 				stop()
 			}
 		}()
+	}
+	if c.Masters > 1 {
+		return c.runMasters(ctx, stop, g, startAgent)
+	}
+	return serve(ctx, c.Server, g.log, func(addr string, sec *securePort) {
+		fmt.Fprintf(g.stdout, "kubeactor is up: API at http://%s (data in %s)\n", addr, c.DataDir)
+		fmt.Fprintf(g.stdout, "try: kubectl -s http://%s get nodes,pods\n", addr)
+		sec.printKubeconfig(g.stdout, c.Server, g.log)
+		startAgent("http://" + addr)
 	})
+}
+
+// peerBasePort is the first master replica's peer port in `up --masters N`.
+const peerBasePort = 2380
+
+// replicaConfigs derives the configuration of each of n master replicas from one:
+// names m1..mn, data in <data-dir>/mN, the next ports after the given ones (0 stays
+// 0: a free port), peers on loopback from 2380, DNS served by m1 only.
+func replicaConfigs(base config.Server, n int) []config.Server {
+	cluster := map[string]string{}
+	var entries []string
+	for i := range n {
+		name := fmt.Sprintf("m%d", i+1)
+		cluster[name] = net.JoinHostPort("127.0.0.1", strconv.Itoa(peerBasePort+i))
+		entries = append(entries, name+"="+cluster[name])
+	}
+	out := make([]config.Server, n)
+	for i := range out {
+		cfg := base
+		cfg.Name = fmt.Sprintf("m%d", i+1)
+		cfg.DataDir = filepath.Join(base.DataDir, cfg.Name)
+		cfg.PeerAddress, cfg.Cluster, cfg.InitialCluster = cluster[cfg.Name], cluster, strings.Join(entries, ",")
+		if base.InsecurePort > 0 {
+			cfg.InsecurePort = base.InsecurePort + i
+		}
+		if base.SecurePort > 0 {
+			cfg.SecurePort = base.SecurePort + i
+		}
+		if i > 0 {
+			cfg.DNSPort = 0 // one DNS server: the ports would collide
+		}
+		out[i] = cfg
+	}
+	return out
+}
+
+// runMasters runs `up --masters N`: N replicas in this process, then the node agent
+// given them all; it prints their addresses.
+func (c *upCmd) runMasters(ctx context.Context, stop func(), g *globals, startAgent func(servers string)) error {
+	cfgs := replicaConfigs(c.Server, c.Masters)
+	// The replicas share --cert-dir: make its CA and certificates once, before they start.
+	if _, err := newSecurity(cfgs[0], time.Now()); err != nil {
+		return err
+	}
+	type up struct {
+		i    int
+		addr string
+		sec  *securePort
+	}
+	ready := make(chan up, len(cfgs))
+	errc := make(chan error, len(cfgs))
+	for i, cfg := range cfgs {
+		go func() {
+			err := serve(ctx, cfg, g.log, func(addr string, sec *securePort) { ready <- up{i, addr, sec} })
+			if err != nil {
+				err = fmt.Errorf("%s: %w", cfg.Name, err)
+			}
+			errc <- err
+			stop()
+		}()
+	}
+	ups := make([]up, len(cfgs))
+	for range cfgs {
+		select {
+		case u := <-ready:
+			ups[u.i] = u
+		case err := <-errc:
+			return err
+		}
+	}
+	var urls []string
+	fmt.Fprintf(g.stdout, "kubeactor is up with %d master replicas (data in %s):\n", len(cfgs), c.DataDir)
+	for i, u := range ups {
+		urls = append(urls, "http://"+u.addr)
+		fmt.Fprintf(g.stdout, "  %s: API at http://%s, secure API at https://%s, peers at %s\n", cfgs[i].Name, u.addr, u.sec.address(), cfgs[i].PeerAddress)
+	}
+	fmt.Fprintf(g.stdout, "try: kubectl -s %s get nodes,pods; kubeactor members -s %s\n", urls[0], strings.Join(urls, ","))
+	ups[0].sec.printKubeconfig(g.stdout, cfgs[0], g.log)
+	startAgent(strings.Join(urls, ","))
+	var first error
+	for range cfgs {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // serve runs the store, the actor system and the gateway until ctx ends. ready, when
 // not nil, is called with the insecure listening address and the secure port once
 // requests are being served.
+//
+// With --initial-cluster or --join the store is one replica of a Raft cluster: every
+// replica serves the API, and the actor system runs on the leader only (leader.go).
+// A store of one is its own leader from the start: its control plane starts before
+// the API is served, as it always did.
 func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready func(addr string, sec *securePort)) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(cfg.GCPercent)
@@ -82,11 +188,42 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
-	store, err := persistence.Open(persistence.Options{
-		Dir:             cfg.DataDir,
-		ChangeLogWindow: cfg.ChangeLogWindow,
-		NewObject:       newObject,
-	})
+	nodes, services, err := controllerOptions(cfg)
+	if err != nil {
+		return err
+	}
+	sec, err := newSecurity(cfg, time.Now())
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Address())
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Address(), err)
+	}
+	defer ln.Close()
+	secure, err := listenSecure(cfg, sec)
+	if err != nil {
+		return err
+	}
+	defer secure.close()
+	server, err := advertised(cfg, ln.Addr())
+	if err != nil {
+		return fmt.Errorf("bootstrap kubernetes service: %w", err)
+	}
+
+	opts := persistence.Options{Dir: cfg.DataDir, ChangeLogWindow: cfg.ChangeLogWindow, NewObject: newObject}
+	peer := &lateHandler{}
+	if cfg.Clustered() {
+		meta := map[string]string{gateway.MetaAPI: "http://" + server.String()}
+		if secure != nil {
+			if sa, err := advertised(cfg, secure.ln.Addr()); err == nil {
+				meta[gateway.MetaSecureAPI] = "https://" + sa.String()
+			}
+		}
+		opts.Replication = &persistence.Replication{Name: cfg.Name, PeerAddress: cfg.PeerAddress,
+			InitialCluster: cfg.Cluster, Join: cfg.Join, Meta: meta, PeerHandler: peer}
+	}
+	store, err := persistence.Open(opts)
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}
@@ -96,60 +233,43 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 		}
 	}()
 
-	nodes, services, err := controllerOptions(cfg)
-	if err != nil {
-		return err
+	name := ""
+	if cfg.Clustered() {
+		name = cfg.Name
 	}
-	adm, err := actors.NewAdmission(store, actors.AdmissionConfig{Plugins: cfg.AdmissionControl, AllowPrivileged: cfg.AllowPrivileged})
-	if err != nil {
-		return err
-	}
-	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
-		Nodes: nodes, Services: services,
-		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
-		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod,
-		TerminatedPodGCThreshold: cfg.TerminatedPodGCThreshold})
-	if err != nil {
-		return fmt.Errorf("start actors: %w", err)
-	}
-	defer sys.Stop()
-	adm.Bind(sys)
-
-	sec, err := newSecurity(cfg, time.Now())
-	if err != nil {
-		return err
-	}
-	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks,
+	gw, err := gateway.New(gateway.Config{Store: store, Name: name, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks,
 		Authenticator: sec.authn, Authorizer: sec.authz})
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
 	}
-	if err := gw.Bootstrap(ctx); err != nil {
-		return fmt.Errorf("bootstrap: %w", err)
+	peer.set(gw.PeerHandler())
+	stopDNS, kubeDNS, dnsOK := startDNS(ctx, cfg, store, log)
+	defer stopDNS()
+
+	cp := &controlPlane{cfg: cfg, store: store, gw: gw, log: log, nodes: nodes, services: services, server: server}
+	if dnsOK {
+		cp.kubeDNS = &kubeDNS
+	}
+	defer cp.stop()
+	if !store.Replicated() {
+		<-store.Leadership() // a store of one leads from the start
+		if err := cp.start(ctx); err != nil {
+			return err
+		}
+	} else {
+		go cp.follow(ctx, store.Leadership())
 	}
 
-	ln, err := net.Listen("tcp", cfg.Address())
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Address(), err)
-	}
 	srv := &http.Server{Handler: gw.Handler()}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	server, err := advertised(cfg, ln.Addr())
-	if err == nil {
-		err = sys.EnsureKubernetesService(ctx, server)
-	}
-	if err != nil {
-		_ = ln.Close()
-		return fmt.Errorf("bootstrap kubernetes service: %w", err)
-	}
-	defer startDNS(ctx, cfg, store, sys, log)()
-	secure, err := serveSecure(cfg, sec, gw.SecureHandler(), errc)
-	if err != nil {
-		return err
-	}
+	secure.serve(gw.SecureHandler(), errc)
 	addr := ln.Addr().String()
-	log.WithFields(logrus.Fields{"address": addr, "secure-address": secure.address(), "data-dir": cfg.DataDir, "revision": store.Revision()}).Info("serving")
+	fields := logrus.Fields{"address": addr, "secure-address": secure.address(), "data-dir": cfg.DataDir, "revision": store.Revision()}
+	if store.Replicated() {
+		fields["name"], fields["peer-address"] = cfg.Name, cfg.PeerAddress
+	}
+	log.WithFields(fields).Info("serving")
 	if ready != nil {
 		ready(addr, secure)
 	}

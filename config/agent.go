@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -18,7 +19,7 @@ const maxSimulatedNodes = (256 - 100) * 256
 // Agent configures `kubeactor agent`, the node agent (the book's kubelet). With
 // --simulate N it runs N simulated nodes in one process. `_` is accepted for `-`.
 type Agent struct {
-	Server                    string        `name:"server" aliases:"api-servers" default:"http://127.0.0.1:8080" help:"URL of the API server (the kubelet's --api-servers)."`
+	Server                    string        `name:"server" aliases:"api-servers" default:"http://127.0.0.1:8080" help:"URL of the API server (the kubelet's --api-servers); several master replicas' separated by commas, the next used when one cannot be reached."`
 	Simulate                  int           `name:"simulate" default:"0" help:"Run this many simulated nodes instead of a Docker node (1 to 39936)."`
 	NamePrefix                string        `name:"name-prefix" default:"sim" help:"Simulated nodes are named <prefix>-0 ... <prefix>-<N-1>."`
 	NodeStatusUpdateFrequency time.Duration `name:"node-status-update-frequency" default:"10s" help:"How often each node posts its status."`
@@ -63,9 +64,13 @@ type Agent struct {
 
 // Validate reports the first invalid setting.
 func (a *Agent) Validate() error {
-	u, err := url.Parse(a.Server)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--server %q: want http://host:port", a.Server)
+	// Several servers (master replicas) are separated by commas; the agent moves to
+	// the next when one cannot be reached.
+	for _, srv := range strings.Split(a.Server, ",") {
+		u, err := url.Parse(strings.TrimSpace(srv))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("--server %q: want http://host:port, or several separated by commas", a.Server)
+		}
 	}
 	if a.Simulate < 0 || a.Simulate > maxSimulatedNodes {
 		return fmt.Errorf("--simulate %d: must be between 1 and %d (0 is the Docker agent)", a.Simulate, maxSimulatedNodes)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -62,6 +63,137 @@ type Server struct {
 	// SchedulerPolicy is the content of PolicyConfigFile, read and checked by Validate.
 	SchedulerPolicy []byte `kong:"-"`
 	Security
+	Replica
+}
+
+// Replica makes the server one of several master replicas sharing one Raft-replicated
+// store (issue 13); the flags are named like etcd's. Without --initial-cluster or
+// --join the server is a store of one, as before.
+type Replica struct {
+	Name                string `name:"name" help:"This replica's name, unique among the replicas (default: the host name)."`
+	PeerAddress         string `name:"peer-address" help:"host:port of this replica's peer port: Raft and the API requests other replicas forward (default: its --initial-cluster entry, else 127.0.0.1:2380; only with --initial-cluster or --join). A trusted network: forwarded requests are believed, so bind it where only the replicas reach."`
+	InitialCluster      string `name:"initial-cluster" help:"Every member of a new cluster, this one included: name=host:port,... (their peer addresses)."`
+	Join                string `name:"join" help:"Peer URL (http://host:port) of any member of a running cluster: this replica asks to be added to it."`
+	InitialClusterState string `name:"initial-cluster-state" default:"new" enum:"new,existing" help:"new or existing (etcd's flag; accepted: whether the replica starts a cluster is told by --initial-cluster or --join, and by the Raft state in --data-dir)."`
+	// Cluster is --initial-cluster parsed by Validate: name -> peer address.
+	Cluster map[string]string `kong:"-"`
+}
+
+// Clustered reports whether the server is one of several replicas.
+func (r *Replica) Clustered() bool { return r.InitialCluster != "" || r.Join != "" }
+
+// DefaultPeerAddress is the peer port's address when clustering without --peer-address.
+const DefaultPeerAddress = "127.0.0.1:2380"
+
+// ParseInitialCluster parses name=host:port,... : names unique and valid, addresses
+// host:port with a port, unique.
+func ParseInitialCluster(s string) (map[string]string, error) {
+	out := map[string]string{}
+	seen := map[string]string{}
+	for _, entry := range strings.Split(s, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		name, addr, ok := strings.Cut(entry, "=")
+		if !ok || name == "" || addr == "" {
+			return nil, fmt.Errorf("--initial-cluster %q: want name=host:port, got %q", s, entry)
+		}
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			return nil, fmt.Errorf("--initial-cluster: name %q: %s", name, strings.Join(errs, "; "))
+		}
+		if err := checkHostPort(addr); err != nil {
+			return nil, fmt.Errorf("--initial-cluster: %s=%s: %w", name, addr, err)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("--initial-cluster: %s is named twice", name)
+		}
+		if other, dup := seen[addr]; dup {
+			return nil, fmt.Errorf("--initial-cluster: %s and %s have the same address %s", other, name, addr)
+		}
+		out[name], seen[addr] = addr, name
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--initial-cluster %q: names no member", s)
+	}
+	return out, nil
+}
+
+// checkHostPort checks host:port (a port from 1 to 65535; the host may be a name).
+func checkHostPort(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want host:port: %w", err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q: must be from 1 to 65535", port)
+	}
+	if host == "" {
+		return fmt.Errorf("no host in %q", addr)
+	}
+	return nil
+}
+
+// validateReplica checks the replica flags and fills their defaults.
+func (r *Replica) validateReplica() error {
+	if r.Name == "" {
+		host, err := os.Hostname()
+		if err != nil || host == "" {
+			host = "default"
+		}
+		r.Name = strings.ToLower(host)
+	}
+	switch r.InitialClusterState {
+	case "", "new", "existing":
+	default:
+		return fmt.Errorf("--initial-cluster-state %q: new or existing", r.InitialClusterState)
+	}
+	if !r.Clustered() {
+		if r.PeerAddress != "" {
+			return fmt.Errorf("--peer-address needs --initial-cluster or --join")
+		}
+		return nil
+	}
+	if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 {
+		return fmt.Errorf("--name %q: %s", r.Name, strings.Join(errs, "; "))
+	}
+	if r.InitialCluster != "" && r.Join != "" {
+		return fmt.Errorf("--initial-cluster starts a new cluster, --join joins a running one: give one of them")
+	}
+	if r.InitialCluster != "" {
+		cluster, err := ParseInitialCluster(r.InitialCluster)
+		if err != nil {
+			return err
+		}
+		own, ok := cluster[r.Name]
+		if !ok {
+			return fmt.Errorf("--initial-cluster %q does not name this replica (--name %s)", r.InitialCluster, r.Name)
+		}
+		if r.PeerAddress == "" {
+			r.PeerAddress = own
+		}
+		if r.PeerAddress != own {
+			return fmt.Errorf("--peer-address %s differs from this replica's --initial-cluster entry %s=%s", r.PeerAddress, r.Name, own)
+		}
+		r.Cluster = cluster
+	}
+	if r.Join != "" {
+		u, err := url.Parse(r.Join)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || checkHostPort(u.Host) != nil {
+			return fmt.Errorf("--join %q: want the peer URL of a member, http://host:port", r.Join)
+		}
+	}
+	if r.PeerAddress == "" {
+		r.PeerAddress = DefaultPeerAddress
+	}
+	return checkHostPortFlag("--peer-address", r.PeerAddress)
+}
+
+func checkHostPortFlag(flag, addr string) error {
+	if err := checkHostPort(addr); err != nil {
+		return fmt.Errorf("%s %q: %w", flag, addr, err)
+	}
+	return nil
 }
 
 // Security configures the secure port: TLS, authentication and authorization (the
@@ -209,6 +341,9 @@ func (s *Server) Validate() error {
 		return fmt.Errorf("--scheduler-shards %d: must not be negative", s.SchedulerShards)
 	}
 	if err := s.validateSecurity(); err != nil {
+		return err
+	}
+	if err := s.validateReplica(); err != nil {
 		return err
 	}
 	if err := admission.Check(s.AdmissionControl); err != nil {

@@ -23,17 +23,15 @@ func (s *Server) componentStatuses(ctx context.Context) []*persistence.Item {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	rev := s.store.Revision()
-	probes := []struct {
-		name  string
-		probe func() (string, error)
-	}{
+	probes := []componentProbe{
 		{"store-0", func() (string, error) {
 			// A read of a namespace every cluster has proves the cache answers.
 			_, err := s.store.Get(persistence.Key{Resource: "namespaces", Name: "default"})
 			return fmt.Sprintf(`{"health":"true","revision":"%d"}`, rev), err
 		}},
-		{"controller-manager", func() (string, error) { return "ok", s.actors.Healthy(ctx) }},
+		{"controller-manager", func() (string, error) { return s.controlPlaneHealth(ctx) }},
 	}
+	probes = append(probes, s.replicaProbes(ctx)...)
 	items := make([]*persistence.Item, 0, len(probes))
 	for _, p := range probes {
 		msg, err := p.probe()
@@ -65,4 +63,52 @@ func (s *Server) getComponent(c echo.Context, rq *request) error {
 		}
 	}
 	return apierrors.NewNotFound(schema.GroupResource{Resource: "componentstatuses"}, rq.name)
+}
+
+// componentProbe is one entry of componentstatuses: its name and how to probe it.
+type componentProbe struct {
+	name  string
+	probe func() (string, error)
+}
+
+// controlPlaneHealth probes the actor system: this replica's when it runs it (the
+// leader, or a store of one), else the leader's as far as this replica knows it.
+func (s *Server) controlPlaneHealth(ctx context.Context) (string, error) {
+	if sys := s.actors.Load(); sys != nil {
+		return "ok", sys.Healthy(ctx)
+	}
+	if leader, ok := s.replica.Leader(); ok && leader.Name != s.name {
+		return fmt.Sprintf("runs on the leader %s", leader.Name), nil
+	}
+	return "", fmt.Errorf("no replica runs the control plane (no leader, or it is starting)")
+}
+
+// replicaProbes are one entry per master replica, named replica-<name>, as the real
+// API server lists its etcd members; a store of one has none.
+func (s *Server) replicaProbes(ctx context.Context) []componentProbe {
+	if !s.replica.Replicated() {
+		return nil
+	}
+	ms, err := s.replica.Members(ctx)
+	if err != nil {
+		return []componentProbe{{"replica-" + s.name, func() (string, error) { return "", err }}}
+	}
+	out := make([]componentProbe, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, componentProbe{"replica-" + m.Name, func() (string, error) {
+			role := "follower"
+			if m.Leader {
+				role = "leader"
+			}
+			healthy := m.Reachable
+			if m.Name == s.name {
+				healthy = s.replica.Ready()
+			}
+			if !healthy {
+				return "", fmt.Errorf("replica %s (%s, %s) is unreachable or not ready", m.Name, m.PeerAddress, role)
+			}
+			return fmt.Sprintf(`{"health":"true","role":"%s","revision":"%d"}`, role, m.Revision), nil
+		}})
+	}
+	return out
 }

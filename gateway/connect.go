@@ -39,5 +39,9 @@ func (s *Server) admitConnect(c echo.Context, resource, namespace, name, sub str
 	if _, n, _, ok := utilnet.SplitSchemeNamePort(name); ok {
 		name = n
 	}
-	return s.actors.AdmitConnect(c.Request().Context(), persistence.Key{Resource: resource, Namespace: namespace, Name: name}, sub)
+	sys, err := s.system()
+	if err != nil {
+		return err
+	}
+	return sys.AdmitConnect(c.Request().Context(), persistence.Key{Resource: resource, Namespace: namespace, Name: name}, sub)
 }

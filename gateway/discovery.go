@@ -55,7 +55,7 @@ func (s *Server) mountDiscovery(e *echo.Echo) {
 		})
 	})
 	e.GET("/version", func(c echo.Context) error { return writeJSON(c, http.StatusOK, serverVersion) })
-	for _, p := range []string{"/healthz", "/livez", "/readyz"} {
+	for _, p := range []string{"/healthz", "/livez"} { // /readyz: forward.go
 		e.GET(p, func(c echo.Context) error { return c.String(http.StatusOK, "ok") })
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 	"github.com/sirupsen/logrus"
@@ -32,6 +33,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 	st := toStatus(err, rq)
 	if st.Code == http.StatusInternalServerError && s.log != nil {
 		s.log.WithFields(logrus.Fields{"path": c.Request().URL.Path, "error": err}).Error("internal error")
+	}
+	if st.Code == http.StatusServiceUnavailable && st.Details != nil && st.Details.RetryAfterSeconds > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(st.Details.RetryAfterSeconds)))
 	}
 	_ = writeJSON(c, int(st.Code), st)
 }
@@ -65,6 +69,8 @@ func toStatus(err error, rq *request) *metav1.Status {
 		st = statusOf(apierrors.NewResourceExpired(err.Error()))
 	case errors.Is(err, persistence.ErrInvalid):
 		st = statusOf(apierrors.NewBadRequest(err.Error()))
+	case errors.Is(err, persistence.ErrNotLeader): // leadership moved while the write was on its way
+		st = statusOf(unavailable("this replica stopped being the leader; retry").(*apierrors.StatusError))
 	case errors.Is(err, actors.ErrUnknownResource):
 		st = statusOf(apierrors.NewMethodNotSupported(gr, "write"))
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, actors.ErrTimeout):

@@ -67,7 +67,7 @@ func (m *serverMetrics) instruments(l requestLabels) requestInstruments {
 	return in
 }
 
-func newServerMetrics(reg *prometheus.Registry, store *persistence.Store, sys *actors.System) (*serverMetrics, error) {
+func newServerMetrics(reg *prometheus.Registry, store *persistence.Store, sys func() *actors.System) (*serverMetrics, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
@@ -202,14 +202,14 @@ func (s *Server) watchStarted(resource string) func() {
 // scrape time.
 type metricsCollector struct {
 	store  *persistence.Store
-	actors *actors.System
+	actors func() *actors.System // the actor system running now; nil on a follower
 
 	objects, apply, fsync, group          *prometheus.Desc
 	messages, handling, mailbox, restarts *prometheus.Desc
 	attempts, attemptDuration, pending    *prometheus.Desc
 }
 
-func newMetricsCollector(store *persistence.Store, sys *actors.System) *metricsCollector {
+func newMetricsCollector(store *persistence.Store, sys func() *actors.System) *metricsCollector {
 	d := prometheus.NewDesc
 	return &metricsCollector{
 		store: store, actors: sys,
@@ -245,7 +245,11 @@ func (m *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- constHistogram(m.fsync, st.Fsync, 1e9)
 	ch <- constHistogram(m.group, st.GroupSize, 1)
 
-	as := m.actors.Stats()
+	sys := m.actors()
+	if sys == nil {
+		return // a follower runs no actors (master replicas)
+	}
+	as := sys.Stats()
 	for _, a := range as.Actors {
 		ch <- prometheus.MustNewConstMetric(m.messages, prometheus.CounterValue, float64(a.Messages), a.Kind)
 		ch <- constHistogram(m.handling, a.Handling, 1e9, a.Kind)

@@ -33,6 +33,13 @@ func (s *Server) SecureHandler() http.Handler {
 func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
+		if p, ok := peerOf(req); ok { // forwarded by a replica, which authenticated it
+			if p.uid != "" {
+				c.Set(uidKey, p.uid)
+			}
+			c.SetRequest(req.WithContext(actors.WithUser(req.Context(), admission.User{Name: p.name, Groups: p.groups})))
+			return next(c)
+		}
 		if secure, _ := req.Context().Value(secureKey{}).(bool); !secure {
 			return next(c)
 		}
@@ -51,6 +58,9 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 			if ok, _ := s.authz.Authorize(a); !ok {
 				return forbidden(a)
 			}
+		}
+		if u.UID != "" {
+			c.Set(uidKey, u.UID)
 		}
 		c.SetRequest(req.WithContext(actors.WithUser(req.Context(), admission.User{Name: u.Name, Groups: u.Groups})))
 		return next(c)

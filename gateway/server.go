@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -29,9 +30,15 @@ const DefaultMaxBodyBytes = 3 << 20
 
 // Config is what the gateway needs to serve.
 type Config struct {
-	Store  *persistence.Store
+	Store *persistence.Store
+	// Actors is the control plane's actor system, when it runs from the start (a store
+	// of one). Nil: none yet; SetActors gives it when this replica becomes the leader.
+	// Without one, writes are forwarded to the leader (forward.go) or, on the leader
+	// itself, answered 503 until it is up.
 	Actors *actors.System
-	Log    logrus.FieldLogger
+	// Name is this replica's name (peer headers, logs); "" for a store of one.
+	Name string
+	Log  logrus.FieldLogger
 	// MaxBodyBytes limits request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// Now is the clock for creationTimestamp and table ages; nil means time.Now.
@@ -64,7 +71,8 @@ type Config struct {
 // Server is the API server. It is safe for concurrent use.
 type Server struct {
 	store   *persistence.Store
-	actors  *actors.System
+	actors  atomic.Pointer[actors.System]
+	name    string
 	log     logrus.FieldLogger
 	maxBody int64
 	now     func() time.Time
@@ -78,22 +86,27 @@ type Server struct {
 
 	metrics *serverMetrics // metrics.go
 
-	echo *echo.Echo
+	echo    *echo.Echo
+	peer    *forwarder  // forward.go
+	replica replicaView // the store, as a replica
 }
 
 // New checks cfg, fills its defaults and builds the routes.
 func New(cfg Config) (*Server, error) {
-	if cfg.Store == nil || cfg.Actors == nil {
-		return nil, errors.New("gateway: Store and Actors are required")
+	if cfg.Store == nil {
+		return nil, errors.New("gateway: Store is required")
 	}
 	s := &Server{
-		store: cfg.Store, actors: cfg.Actors, log: cfg.Log, maxBody: cfg.MaxBodyBytes, now: cfg.Now,
+		store: cfg.Store, name: cfg.Name, log: cfg.Log, maxBody: cfg.MaxBodyBytes, now: cfg.Now,
 		bookmarkEvery: cfg.BookmarkInterval, minWatch: cfg.MinWatchTimeout, watchCoalesce: cfg.WatchCoalesce,
 		authn: cfg.Authenticator, authz: cfg.Authorizer,
 	}
+	s.actors.Store(cfg.Actors)
+	s.replica = cfg.Store
 	if s.log == nil {
 		s.log = logrus.StandardLogger()
 	}
+	s.peer = newForwarder(s)
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
@@ -118,7 +131,7 @@ func New(cfg Config) (*Server, error) {
 		oa = h
 	}
 
-	m, err := newServerMetrics(cfg.Registry, cfg.Store, cfg.Actors)
+	m, err := newServerMetrics(cfg.Registry, cfg.Store, s.actors.Load)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: metrics: %w", err)
 	}
@@ -127,8 +140,9 @@ func New(cfg Config) (*Server, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
-	e.Use(s.measure, s.traceAndLog, middleware.Recover(), s.guard) // measure: metrics.go; guard: secure.go
+	e.Use(s.measure, s.traceAndLog, middleware.Recover(), s.guard, s.replicas) // measure: metrics.go; guard: secure.go; replicas: forward.go
 	s.echo = e
+	s.mountReplicas(e) // forward.go
 
 	s.mountDiscovery(e)
 	e.GET("/metrics", echo.WrapHandler(m.handler()))
@@ -150,6 +164,19 @@ func New(cfg Config) (*Server, error) {
 
 // Handler is the HTTP handler of the API.
 func (s *Server) Handler() http.Handler { return s.echo }
+
+// SetActors gives the gateway the actor system this replica now runs (it became the
+// leader), or takes it away (nil: it stopped being the leader).
+func (s *Server) SetActors(sys *actors.System) { s.actors.Store(sys) }
+
+// system is the local actor system, or a 503 when this replica runs none (it is not
+// the leader, or is still starting the control plane).
+func (s *Server) system() (*actors.System, error) {
+	if sys := s.actors.Load(); sys != nil {
+		return sys, nil
+	}
+	return nil, unavailable("the control plane is not running on this replica (a leader change is in progress)")
+}
 
 // request is what a route knows about the call: the resource and the path's parts.
 type request struct {
@@ -369,7 +396,11 @@ func containsString(list []string, s string) bool {
 // answers, then panics, and its supervisor restarts it.
 func (s *Server) injectPanic(c echo.Context) error {
 	key := persistence.Key{Resource: c.QueryParam("resource"), Namespace: c.QueryParam("namespace"), Name: c.QueryParam("name")}
-	if err := s.actors.InjectPanic(c.Request().Context(), key); err != nil {
+	sys, err := s.system()
+	if err != nil {
+		return err
+	}
+	if err := sys.InjectPanic(c.Request().Context(), key); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)

@@ -143,7 +143,11 @@ func (s *Server) createObject(ctx context.Context, rq *request, obj runtime.Obje
 			return nil, err
 		}
 		setKind(obj)
-		stored, err := s.actors.Create(ctx, rq.key(), obj)
+		sys, err := s.system()
+		if err != nil {
+			return nil, err
+		}
+		stored, err := sys.Create(ctx, rq.key(), obj)
 		if err == nil {
 			return stored, nil
 		}
@@ -204,7 +208,11 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateM
 			return nil, err
 		}
 		setKind(obj)
-		stored, err := s.actors.Update(ctx, rq.key(), obj, command.Preconditions{ResourceVersion: pre})
+		sys, err := s.system()
+		if err != nil {
+			return nil, err
+		}
+		stored, err := sys.Update(ctx, rq.key(), obj, command.Preconditions{ResourceVersion: pre})
 		if err == nil {
 			return stored, nil
 		}
@@ -404,7 +412,11 @@ func (s *Server) delete(c echo.Context, rq *request) error {
 	if err != nil {
 		return err
 	}
-	obj, gone, err := s.actors.Delete(writeContext(c.Request().Context(), rq, dry), rq.key(), opts)
+	sys, err := s.system()
+	if err != nil {
+		return err
+	}
+	obj, gone, err := sys.Delete(writeContext(c.Request().Context(), rq, dry), rq.key(), opts)
 	if err != nil {
 		return fmt.Errorf("delete %s %s: %w", rq.res.SingularName, rq.name, err)
 	}
@@ -450,8 +462,12 @@ func (s *Server) deleteCollection(c echo.Context, rq *request) error {
 	})
 	var deleted []runtime.Object
 	ctx := writeContext(c.Request().Context(), rq, dry)
+	sys, err := s.system()
+	if err != nil {
+		return err
+	}
 	for _, k := range keys {
-		obj, _, err := s.actors.Delete(ctx, k, opts)
+		obj, _, err := sys.Delete(ctx, k, opts)
 		if isNotFound(err) {
 			continue
 		}

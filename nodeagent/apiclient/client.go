@@ -22,7 +22,7 @@ import (
 
 // Options says how to reach the API server.
 type Options struct {
-	Server    string  // http(s)://host:port
+	Server    string  // http(s)://host:port, or several (master replicas) separated by commas
 	QPS       float32 // client-side request rate limit; negative for none
 	Burst     int
 	MaxConns  int    // idle connections kept to the server; at least the writers' count
@@ -38,15 +38,16 @@ type Client struct {
 // New connects (lazily) to the server in o. Requests and responses use protobuf, the
 // cheapest encoding the server speaks.
 func New(o Options) (*Client, error) {
-	u, err := url.Parse(o.Server)
+	servers, err := Servers(o.Server)
 	if err != nil {
-		return nil, fmt.Errorf("server %q: %w", o.Server, err)
+		return nil, err
 	}
-	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("server %q: want http://host:port or https://host:port", o.Server)
+	u, err := url.Parse(servers[0])
+	if err != nil {
+		return nil, fmt.Errorf("server %q: %w", servers[0], err)
 	}
 	cfg := &rest.Config{
-		Host:      o.Server,
+		Host:      servers[0],
 		QPS:       o.QPS,
 		Burst:     o.Burst,
 		UserAgent: o.UserAgent,
@@ -64,6 +65,15 @@ func New(o Options) (*Client, error) {
 			MaxIdleConns:        max(o.MaxConns, 25) + 8,
 			MaxIdleConnsPerHost: max(o.MaxConns, 25) + 8,
 			IdleConnTimeout:     90 * time.Second,
+		}
+	}
+	if len(servers) > 1 {
+		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+			f, err := NewFailover(servers, rt)
+			if err != nil {
+				return rt
+			}
+			return f
 		}
 	}
 	cs, err := kubernetes.NewForConfig(cfg)

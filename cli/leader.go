@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/kubeactor/kubeactor/actors"
+	"github.com/kubeactor/kubeactor/config"
+	"github.com/kubeactor/kubeactor/gateway"
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// controlPlane is the actor system (controllers, scheduler, object actors) of one
+// replica: it runs while the replica leads (issue 13, step 1), and writes the
+// bootstrap objects each time it starts.
+type controlPlane struct {
+	cfg      config.Server
+	store    *persistence.Store
+	gw       *gateway.Server
+	log      *logrus.Logger
+	nodes    actors.NodeOptions
+	services actors.ServiceOptions
+	server   netip.AddrPort  // the kubernetes service's endpoint: this replica's API
+	kubeDNS  *netip.AddrPort // the kube-dns service's endpoint, when this replica serves DNS
+
+	mu  sync.Mutex
+	sys *actors.System
+}
+
+// start starts the actor system, gives it to the gateway and writes the bootstrap
+// objects (namespaces, the kubernetes and kube-dns services). On an error nothing
+// keeps running.
+func (cp *controlPlane) start(ctx context.Context) error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.sys != nil {
+		return nil
+	}
+	// A new leader serves from its own state: wait until it has applied every
+	// write committed before it led.
+	if err := cp.store.ReadBarrier(ctx); err != nil {
+		return fmt.Errorf("start control plane: read barrier: %w", err)
+	}
+	cfg := cp.cfg
+	adm, err := actors.NewAdmission(cp.store, actors.AdmissionConfig{Plugins: cfg.AdmissionControl, AllowPrivileged: cfg.AllowPrivileged})
+	if err != nil {
+		return err
+	}
+	sys, err := actors.Start(actors.Options{Store: cp.store, Log: cp.log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
+		Nodes: cp.nodes, Services: cp.services,
+		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
+		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod,
+		TerminatedPodGCThreshold: cfg.TerminatedPodGCThreshold})
+	if err != nil {
+		return fmt.Errorf("start actors: %w", err)
+	}
+	adm.Bind(sys)
+	cp.gw.SetActors(sys)
+	fail := func(err error) error {
+		cp.gw.SetActors(nil)
+		sys.Stop()
+		return err
+	}
+	if err := cp.gw.Bootstrap(ctx); err != nil {
+		return fail(fmt.Errorf("bootstrap: %w", err))
+	}
+	if err := sys.EnsureKubernetesService(ctx, cp.server); err != nil {
+		return fail(fmt.Errorf("bootstrap kubernetes service: %w", err))
+	}
+	if cp.kubeDNS != nil {
+		if err := sys.EnsureKubeDNSService(ctx, *cp.kubeDNS); err != nil {
+			cp.log.WithField("error", err).Error("bootstrap kube-dns service")
+		}
+	}
+	cp.sys = sys
+	return nil
+}
+
+// stop stops the actor system, if it runs: the gateway forwards writes from now on.
+func (cp *controlPlane) stop() {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.sys == nil {
+		return
+	}
+	cp.gw.SetActors(nil)
+	cp.sys.Stop()
+	cp.sys = nil
+}
+
+// follow starts the control plane each time the replica becomes the leader and stops
+// it each time it stops being it, until ctx ends. A failed start is retried while
+// the replica still leads.
+func (cp *controlPlane) follow(ctx context.Context, leadership <-chan bool) {
+	var retry <-chan time.Time
+	leading := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case l, ok := <-leadership:
+			if !ok {
+				return
+			}
+			leading, retry = l, nil
+			if !l {
+				cp.log.WithField("name", cp.cfg.Name).Info("no longer the leader: stopping the control plane")
+				cp.stop()
+				continue
+			}
+		case <-retry:
+			retry = nil
+			if !leading || !cp.store.IsLeader() {
+				continue
+			}
+		}
+		if !leading {
+			continue
+		}
+		cp.log.WithField("name", cp.cfg.Name).Info("leader: starting the control plane")
+		if err := cp.start(ctx); err != nil {
+			cp.log.WithField("error", err).Error("control plane did not start; retrying")
+			retry = time.After(time.Second)
+		}
+	}
+}
+
+// lateHandler is the store's peer handler, given before the gateway that serves it
+// exists; until then it answers 503.
+type lateHandler struct{ h atomic.Pointer[http.Handler] }
+
+func (l *lateHandler) set(h http.Handler) { l.h.Store(&h) }
+
+func (l *lateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h := l.h.Load(); h != nil {
+		(*h).ServeHTTP(w, r)
+		return
+	}
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, "starting", http.StatusServiceUnavailable)
+}
