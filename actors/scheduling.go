@@ -36,8 +36,8 @@ import (
 // actor with the pod's uid and revision as preconditions: the next round already
 // counts the pod, so two decisions never overcommit a node.
 //
-// Inputs come from three goroutines that read a snapshot of nodes, services and pods
-// and then follow the change log from its revision. A failed shard fails the
+// Inputs come from four goroutines that read a snapshot of nodes, services,
+// replication controllers and pods and then follow the change log from its revision. A failed shard fails the
 // scheduler, whose supervisor restarts it with fresh snapshots.
 
 // Timing of the scheduler (the backoff of unschedulable pods is scheduler.Queue's).
@@ -99,6 +99,7 @@ type schedulerActor struct {
 	inputs     sync.WaitGroup
 	loaded     map[string]bool     // resources whose first snapshot arrived
 	services   map[string]struct{} // namespace/name of the services in the cache
+	rcs        map[string]struct{} // namespace/name of the replication controllers in the cache
 
 	queue   *scheduler.Queue    // pods waiting for a decision, queued or backing off
 	binds   map[string]*binding // bindings sent, not yet answered
@@ -128,6 +129,7 @@ func newSchedulerActor(e *env) *schedulerActor {
 		rng:      rand.New(rand.NewSource(e.sched.seed)),
 		loaded:   make(map[string]bool),
 		services: make(map[string]struct{}),
+		rcs:      make(map[string]struct{}),
 		queue:    scheduler.NewQueue(),
 		binds:    make(map[string]*binding),
 	}
@@ -168,7 +170,11 @@ func (s *schedulerActor) start(ctx actor.Context) {
 	in, cancel := context.WithCancel(context.Background())
 	s.stopInputs = cancel
 	self := ctx.Self()
-	for _, r := range []string{"nodes", "services", "pods"} {
+	for _, r := range schedulerInputs {
+		if _, ok := s.env.managers[r]; !ok && r == "replicationcontrollers" {
+			s.loaded[r] = true // a system without RCs: no RC groups pods
+			continue
+		}
 		s.inputs.Add(1)
 		go func() {
 			defer s.inputs.Done()
@@ -190,6 +196,10 @@ func (s *schedulerActor) stop() {
 		}
 	}
 }
+
+// schedulerInputs are the resources the scheduler follows: replication controllers
+// for their selectors (SelectorSpreadPriority spreads an RC's pods).
+var schedulerInputs = []string{"nodes", "services", "replicationcontrollers", "pods"}
 
 // follow sends the scheduler a snapshot of one resource and then the change log after
 // it, until ctx ends. A watcher that falls behind the log starts over with a snapshot.
@@ -239,7 +249,12 @@ func (s *schedulerActor) handle(ctx actor.Context, msg any) {
 }
 
 func (s *schedulerActor) ready() bool {
-	return s.loaded["nodes"] && s.loaded["services"] && s.loaded["pods"]
+	for _, r := range schedulerInputs {
+		if !s.loaded[r] {
+			return false
+		}
+	}
+	return true
 }
 
 // input applies a snapshot or a batch of events of one resource to the cache.
@@ -282,6 +297,14 @@ func (s *schedulerActor) reset(in *schedInput) {
 				delete(s.services, k)
 			}
 		}
+	case "replicationcontrollers":
+		for k := range s.rcs {
+			if !present[k] {
+				ns, name, _ := strings.Cut(k, "/")
+				s.cache.RemoveController(ns, name)
+				delete(s.rcs, k)
+			}
+		}
 	case "pods":
 		for _, k := range s.cache.Pods() {
 			if _, binding := s.binds[k]; !present[k] && !binding {
@@ -312,6 +335,15 @@ func (s *schedulerActor) apply(resource string, typ persistence.EventType, obj a
 		}
 		s.cache.SetService(o)
 		s.services[key] = struct{}{}
+	case *corev1.ReplicationController:
+		key := namespacedName(persistence.Key{Namespace: o.Namespace, Name: o.Name})
+		if typ == persistence.Deleted {
+			s.cache.RemoveController(o.Namespace, o.Name)
+			delete(s.rcs, key)
+			return
+		}
+		s.cache.SetController(o)
+		s.rcs[key] = struct{}{}
 	case *corev1.Pod:
 		s.podIn(typ, o)
 	}

@@ -262,42 +262,67 @@ func TestSchedulerNoOvercommit(t *testing.T) {
 	}
 }
 
+// TestSchedulerSpread: identical pods of a service, or of a replication controller
+// without a service (which creates its pods itself), end within one pod of each
+// other on identical nodes.
 func TestSchedulerSpread(t *testing.T) {
-	store := openStore(t)
-	s := startScheduling(t, store, nil)
-	for i := 0; i < 7; i++ {
-		create(t, s, st.NewNode(fmt.Sprintf("n%d", i)).CPU("32").Mem("64Gi").Pods(110).Obj())
-	}
-	create(t, s, st.NewService("web", "app", "web"))
-	const pods = 45
-	var cmds []persistence.Command
-	for i := 0; i < pods; i++ {
-		p := st.NewPod(fmt.Sprintf("web-%02d", i)).Labels("app", "web").CPU("100m").Mem("128Mi").Obj()
-		p.UID = types.UID(fmt.Sprintf("uid-%d", i))
-		cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: podKey("default", p.Name), Object: p})
-	}
-	if _, _, err := store.Apply(context.Background(), cmds...); err != nil {
-		t.Fatal(err)
-	}
-	per := map[string]int{}
-	waitFor(t, "every pod bound", func() error {
-		clear(per)
-		for _, c := range cmds {
-			n := boundTo(t, store, c.Key.Name)
-			if n == "" {
-				return fmt.Errorf("%s pending", c.Key.Name)
+	const nodes, pods = 7, 45
+	for _, group := range []string{"service", "replicationcontroller"} {
+		t.Run(group, func(t *testing.T) {
+			store := openStore(t)
+			s := startScheduling(t, store, nil)
+			for i := 0; i < nodes; i++ {
+				create(t, s, st.NewNode(fmt.Sprintf("n%d", i)).CPU("32").Mem("64Gi").Pods(110).Obj())
 			}
-			per[n]++
-		}
-		return nil
-	})
-	lo, hi := pods, 0
-	for i := 0; i < 7; i++ {
-		n := per[fmt.Sprintf("n%d", i)]
-		lo, hi = min(lo, n), max(hi, n)
-	}
-	if hi-lo > 1 {
-		t.Fatalf("spread %d..%d: %v", lo, hi, per)
+			if group == "service" {
+				create(t, s, st.NewService("web", "app", "web"))
+				var cmds []persistence.Command
+				for i := 0; i < pods; i++ {
+					p := st.NewPod(fmt.Sprintf("web-%02d", i)).Labels("app", "web").CPU("100m").Mem("128Mi").Obj()
+					p.UID = types.UID(fmt.Sprintf("uid-%d", i))
+					cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: podKey("default", p.Name), Object: p})
+				}
+				if _, _, err := store.Apply(context.Background(), cmds...); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				rc := st.NewRC("web", "app", "web")
+				*rc.Spec.Replicas = pods
+				rc.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox",
+					Resources: corev1.ResourceRequirements{Requests: st.NewPod("x").CPU("100m").Mem("128Mi").Obj().Spec.Containers[0].Resources.Requests}}}
+				rc.UID = "uid-rc-web"
+				if _, err := s.Create(context.Background(), persistence.Key{Resource: "replicationcontrollers", Namespace: "default", Name: "web"}, rc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			per := map[string]int{}
+			waitFor(t, "every pod bound", func() error {
+				clear(per)
+				total := 0
+				var pending []string
+				store.Snapshot("pods").Ascend("default", "", func(it *persistence.Item) bool {
+					p := it.Object.(*corev1.Pod)
+					total++
+					if p.Spec.NodeName == "" {
+						pending = append(pending, p.Name)
+					}
+					per[p.Spec.NodeName]++
+					return true
+				})
+				if total != pods || len(pending) > 0 {
+					return fmt.Errorf("%d pods, pending %v", total, pending)
+				}
+				return nil
+			})
+			lo, hi := pods, 0
+			for i := 0; i < nodes; i++ {
+				n := per[fmt.Sprintf("n%d", i)]
+				lo, hi = min(lo, n), max(hi, n)
+			}
+			if hi-lo > 1 {
+				t.Fatalf("spread %d..%d: %v", lo, hi, per)
+			}
+		})
 	}
 }
 

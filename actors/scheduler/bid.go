@@ -16,15 +16,15 @@ type Bid struct {
 	Node   string          `json:"node"`
 	Fits   bool            `json:"fits"`
 	Reason string          `json:"reason,omitempty"`
-	Score  int64           `json:"score"`
+	Score  float64         `json:"score"`
 	Scores []PriorityScore `json:"scores,omitempty"` // filled by Explain only
 }
 
 // PriorityScore is one priority's part of a total.
 type PriorityScore struct {
-	Name   string `json:"name"`
-	Weight int64  `json:"weight"`
-	Score  int64  `json:"score"`
+	Name   string  `json:"name"`
+	Weight int64   `json:"weight"`
+	Score  float64 `json:"score"`
 }
 
 // Bid evaluates the pod on one node. It allocates nothing; ctx must be the pod's
@@ -56,7 +56,7 @@ func (p *Policy) bid(b *Bid, pod *corev1.Pod, n *NodeInfo, ctx *PodContext) {
 	for i := range p.Priorities {
 		w := &p.Priorities[i]
 		if w.Weight != 0 {
-			b.Score += w.Weight * w.Priority.Score(pod, n, ctx)
+			b.Score += float64(w.Weight) * w.Priority.Score(pod, n, ctx)
 		}
 	}
 }
@@ -99,7 +99,7 @@ const MaxTop = 5
 type Decision struct {
 	Pod      string         `json:"pod"`
 	Node     string         `json:"node,omitempty"`
-	Score    int64          `json:"score,omitempty"`
+	Score    float64        `json:"score,omitempty"`
 	Ties     int            `json:"ties,omitempty"` // fitting nodes that share the best score
 	Nodes    int            `json:"nodes"`
 	Feasible int            `json:"feasible"`

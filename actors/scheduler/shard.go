@@ -23,10 +23,11 @@ const MaxClasses = 32
 // reads the NodeInfos it is given, so they must not change while SetNodes, Touch or
 // Decide runs.
 type Shard struct {
-	policy     *Policy
-	exact      bool // every plugin is this package's: classes are sound
-	readsMax   bool // a priority reads MaxPerNode
-	readsTotal bool // a priority reads ServicePods and the counts per label value
+	policy      *Policy
+	exact       bool // every plugin is this package's: classes are sound
+	readsMax    bool // a priority reads MaxPerNode
+	readsSpread bool // a priority reads SpreadMax
+	readsTotal  bool // a priority reads ServicePods and the counts per label value
 
 	nodes   []*NodeInfo // the shard's nodes by name
 	index   []int32     // cache slot -> position in nodes, -1 when not ours
@@ -48,7 +49,7 @@ type class struct {
 
 // cell is a node's last bid for the class.
 type cell struct {
-	score  int64
+	score  float64
 	reason string
 	fits   bool
 	known  bool // counted in buckets or reasons
@@ -58,7 +59,7 @@ type cell struct {
 // bucket is the set of fitting nodes with one total score, as a bitset over node
 // positions: positions follow names, so its set bits in order are the ties by name.
 type bucket struct {
-	score int64
+	score float64
 	count int
 	bits  []uint64
 }
@@ -67,6 +68,7 @@ type bucket struct {
 type facts struct {
 	services    uint64
 	maxPerNode  int
+	spreadMax   int
 	servicePods int
 	labelCounts map[string]map[string]int
 	affinity    map[string]string
@@ -87,6 +89,8 @@ func NewShard(policy *Policy) *Shard {
 		switch w.Priority.(type) {
 		case ServiceSpreadingPriority:
 			s.readsMax = s.readsMax || w.Weight != 0
+		case SelectorSpreadPriority:
+			s.readsSpread = s.readsSpread || w.Weight != 0
 		case ServiceAntiAffinity:
 			s.readsTotal = s.readsTotal || w.Weight != 0
 		case LeastRequestedPriority, BalancedResourceAllocation, NodeLabelPriority, EqualPriority:
@@ -199,6 +203,9 @@ func (s *Shard) factsOf(ctx *PodContext) facts {
 	if s.readsMax {
 		f.maxPerNode = ctx.MaxPerNode
 	}
+	if s.readsSpread {
+		f.spreadMax = ctx.SpreadMax
+	}
 	if s.readsTotal {
 		f.servicePods, f.labelCounts = ctx.ServicePods, ctx.labelCounts
 	}
@@ -206,7 +213,7 @@ func (s *Shard) factsOf(ctx *PodContext) facts {
 }
 
 func (f *facts) equal(g *facts) bool {
-	if f.services != g.services || f.maxPerNode != g.maxPerNode || f.servicePods != g.servicePods ||
+	if f.services != g.services || f.maxPerNode != g.maxPerNode || f.spreadMax != g.spreadMax || f.servicePods != g.servicePods ||
 		!maps.Equal(f.affinity, g.affinity) || len(f.labelCounts) != len(g.labelCounts) {
 		return false
 	}
@@ -282,10 +289,7 @@ func (c *class) count(j int, x *cell) {
 		return
 	}
 	c.feasible++
-	i := 0
-	for i < len(c.buckets) && c.buckets[i].score > x.score {
-		i++
-	}
+	i := c.find(x.score)
 	if i == len(c.buckets) || c.buckets[i].score != x.score {
 		bk := &bucket{score: x.score, bits: make([]uint64, (len(c.cells)+63)/64)}
 		c.buckets = append(c.buckets, nil)
@@ -305,16 +309,30 @@ func (c *class) uncount(j int, x *cell) {
 		return
 	}
 	c.feasible--
-	for i, bk := range c.buckets {
-		if bk.score != x.score {
-			continue
-		}
-		bk.bits[j/64] &^= 1 << (j % 64)
-		if bk.count--; bk.count == 0 {
-			c.buckets = append(c.buckets[:i], c.buckets[i+1:]...)
-		}
-		return
+	i := c.find(x.score)
+	if i == len(c.buckets) || c.buckets[i].score != x.score {
+		return // cannot happen: a counted cell has its bucket
 	}
+	bk := c.buckets[i]
+	bk.bits[j/64] &^= 1 << (j % 64)
+	if bk.count--; bk.count == 0 {
+		c.buckets = append(c.buckets[:i], c.buckets[i+1:]...)
+	}
+}
+
+// find returns the position of the bucket of score, or where it would go: buckets
+// are by score, best first. Scores are not whole numbers, so there may be many.
+func (c *class) find(score float64) int {
+	lo, hi := 0, len(c.buckets)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c.buckets[m].score > score {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // nth returns the position of the k-th set bit (from 0), k < count.
