@@ -101,10 +101,11 @@ type schedulerActor struct {
 	services   map[string]struct{} // namespace/name of the services in the cache
 	rcs        map[string]struct{} // namespace/name of the replication controllers in the cache
 
-	queue   *scheduler.Queue    // pods waiting for a decision, queued or backing off
-	binds   map[string]*binding // bindings sent, not yet answered
-	changed bool                // room appeared: retry the backing-off pods now
-	events  event.Aggregator    // combines a pod's FailedScheduling events
+	queue   *scheduler.Queue       // pods waiting for a decision, queued or backing off
+	binds   map[string]*binding    // bindings sent, not yet answered
+	changed bool                   // room appeared: retry the backing-off pods now
+	events  event.Aggregator       // combines a pod's FailedScheduling events
+	budget  *scheduler.EventBudget // rate of FailedScheduling writes; holds the excess per pod
 
 	round    *scheduler.Round
 	seq      uint64
@@ -113,6 +114,8 @@ type schedulerActor struct {
 	retryTimer  Timer
 	retryAt     time.Time
 	expireTimer Timer
+	flushTimer  Timer
+	flushAt     time.Time
 }
 
 type binding struct {
@@ -132,6 +135,7 @@ func newSchedulerActor(e *env) *schedulerActor {
 		rcs:      make(map[string]struct{}),
 		queue:    scheduler.NewQueue(),
 		binds:    make(map[string]*binding),
+		budget:   scheduler.NewEventBudget(scheduler.EventRate, scheduler.EventBurst),
 	}
 }
 
@@ -152,6 +156,9 @@ func (s *schedulerActor) Receive(ctx actor.Context) {
 			return
 		}
 		s.handle(ctx, msg)
+	case *schedFlush: // sends events only: the cache is not touched
+		s.flushTimer = nil
+		s.flushEvents(ctx)
 	case *ping:
 		ctx.Respond(&pong{})
 	}
@@ -190,7 +197,7 @@ func (s *schedulerActor) stop() {
 		s.inputs.Wait()
 		s.stopInputs = nil
 	}
-	for _, t := range []Timer{s.retryTimer, s.expireTimer} {
+	for _, t := range []Timer{s.retryTimer, s.expireTimer, s.flushTimer} {
 		if t != nil {
 			t.Stop()
 		}
@@ -315,6 +322,7 @@ func (s *schedulerActor) reset(in *schedInput) {
 		for _, k := range s.queue.Keys() {
 			if !present[k] {
 				s.queue.Drop(k)
+				s.budget.Drop(k)
 			}
 		}
 	}
@@ -375,6 +383,7 @@ func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
 		}
 		s.cache.DeletePod(key)
 		s.queue.Drop(key)
+		s.budget.Drop(key)
 		return
 	}
 	if pod.Spec.NodeName != "" {
@@ -383,6 +392,7 @@ func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
 		}
 		s.cache.SetPod(pod)
 		s.queue.Drop(key)
+		s.budget.Drop(key)
 		return
 	}
 	if !scheduler.Pending(pod) {
@@ -498,6 +508,7 @@ func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
 	}
 	s.binds[r.Key] = &binding{pod: r.Pod, decision: d}
 	s.queue.Drop(r.Key)
+	s.budget.Drop(r.Key) // why it waited no longer matters
 	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.Pod.Namespace, r.Pod.Name)},
 		write: write{sub: "binding"}, object: next, pre: command.Preconditions{UID: r.Pod.UID, ResourceVersion: r.Rev}})
 }
@@ -529,13 +540,47 @@ func (s *schedulerActor) bound(ctx actor.Context, r *reply) {
 	}
 }
 
-// unschedulable records why the pod fits nowhere and backs it off.
+// unschedulable backs the pod off and offers its FailedScheduling event to the
+// budget: written now, or held (and counted) until a token comes.
 func (s *schedulerActor) unschedulable(ctx actor.Context, key string, pod *corev1.Pod, d scheduler.Decision) {
-	retryAt, attempts := s.queue.Unschedulable(key, s.env.now())
+	now := s.env.now()
+	retryAt, attempts := s.queue.Unschedulable(key, now)
 	s.armRetry(ctx, retryAt)
 	msg := scheduler.FailedSchedulingMessage(d)
-	s.env.recordEvent(ctx, &s.events, "", pod, schedulerComponent, corev1.EventTypeWarning, "FailedScheduling", msg)
+	h, ok := s.budget.Offer(scheduler.HeldEvent{Key: key, Pod: pod, Type: corev1.EventTypeWarning, Reason: "FailedScheduling", Message: msg}, now)
+	if ok {
+		s.writeEvent(ctx, h)
+	} else {
+		s.armFlush(ctx, s.budget.NextFlush(now))
+	}
 	s.log.WithFields(logrus.Fields{"pod": key, "attempts": attempts, "reasons": msg}).Debug("pod unschedulable")
+}
+
+func (s *schedulerActor) writeEvent(ctx actor.Context, h scheduler.HeldEvent) {
+	s.env.recordEvents(ctx, &s.events, "", h.Pod, schedulerComponent, h.Type, h.Reason, h.Message, h.At, h.Count)
+}
+
+// flushEvents writes the held event occurrences the budget allows now.
+func (s *schedulerActor) flushEvents(ctx actor.Context) {
+	out, next := s.budget.Flush(s.env.now())
+	for _, h := range out {
+		s.writeEvent(ctx, h)
+	}
+	if !next.IsZero() {
+		s.armFlush(ctx, next)
+	}
+}
+
+func (s *schedulerActor) armFlush(ctx actor.Context, at time.Time) {
+	if at.IsZero() || s.flushTimer != nil && !at.Before(s.flushAt) {
+		return
+	}
+	if s.flushTimer != nil {
+		s.flushTimer.Stop()
+	}
+	self, root := ctx.Self(), s.env.root
+	s.flushAt = at
+	s.flushTimer = s.env.clock.AfterFunc(max(at.Sub(s.env.now()), time.Millisecond), func() { root.Send(self, &schedFlush{}) })
 }
 
 // shardActor decides pods over its shard of the nodes. It owns the shard's cached

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -351,4 +352,131 @@ func TestSchedulerPodBoundElsewhere(t *testing.T) {
 	if _, ok := it.Object.(*corev1.Pod).Annotations[scheduler.DecisionAnnotation]; ok {
 		t.Fatal("a bound pod was scheduled again")
 	}
+}
+
+// TestSchedulerUnschedulableEventsBounded: 500 pods and no node. Their
+// FailedScheduling events are one Event object per pod, bumped rather than
+// recreated, and their writes draw on the scheduler's event budget: with the clock
+// standing still exactly EventBurst are written; as it moves, at most
+// EventBurst + EventRate per second of it, until every pod has its event. The first
+// attempts of all 500 pods, and their retries, cost far fewer writes than pods. Once
+// a node appears every pod is bound.
+func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
+	const pods = 500
+	clock := newFakeClock()
+	store := openStore(t)
+	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
+		Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watch, err := store.Watch(ctx, "events", "", store.Revision())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	writes, creates := 0, 0
+	go func() {
+		for {
+			evs, err := watch.Next(ctx)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			for _, ev := range evs {
+				if e, ok := ev.Item.Object.(*corev1.Event); ok && e.Reason == "FailedScheduling" {
+					writes++
+					if ev.Type == persistence.Added {
+						creates++
+					}
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	counts := func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return writes, creates
+	}
+
+	var cmds []persistence.Command
+	for i := 0; i < pods; i++ {
+		p := st.NewPod(fmt.Sprintf("p%03d", i)).CPU("100m").Mem("64Mi").Obj()
+		p.UID = types.UID(fmt.Sprintf("uid-%d", i))
+		cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: podKey("default", p.Name), Object: p})
+	}
+	start := clock.Now()
+	if _, _, err := store.Apply(context.Background(), cmds...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first burst of events", func() error {
+		if w, _ := counts(); w < scheduler.EventBurst {
+			return fmt.Errorf("%d event writes", w)
+		}
+		return nil
+	})
+	if w, _ := counts(); w != scheduler.EventBurst {
+		t.Fatalf("%d event writes with the clock still, want the burst, %d", w, scheduler.EventBurst)
+	}
+
+	// Move the clock a second per look until every pod has its event.
+	waitFor(t, "a FailedScheduling event for every pod", func() error {
+		with := 0
+		store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
+			if it.Object.(*corev1.Event).Reason == "FailedScheduling" {
+				with++
+			}
+			return true
+		})
+		if with < pods {
+			clock.Advance(time.Second)
+			return fmt.Errorf("%d pods with an event", with)
+		}
+		return nil
+	})
+	elapsed := clock.Now().Sub(start)
+	occurrences := 0
+	events := map[string]int{}
+	store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
+		if e := it.Object.(*corev1.Event); e.Reason == "FailedScheduling" {
+			events[e.InvolvedObject.Name]++
+			occurrences += int(e.Count)
+		}
+		return true
+	})
+	w, c := counts()
+	t.Logf("%v of fake time: %d event writes (%d creates) for %d occurrences of %d pods", elapsed, w, c, occurrences, pods)
+	if limit := scheduler.EventBurst + scheduler.EventRate*elapsed.Seconds(); float64(w) > limit {
+		t.Fatalf("%d event writes in %v, more than the budget's %g", w, elapsed, limit)
+	}
+	if len(events) != pods || c != pods {
+		t.Fatalf("%d pods with events, %d creates; want one Event object per pod, %d", len(events), c, pods)
+	}
+	for name, n := range events {
+		if n != 1 {
+			t.Fatalf("pod %s has %d FailedScheduling events, want 1 (bumped)", name, n)
+		}
+	}
+	if occurrences < w {
+		t.Fatalf("%d occurrences counted for %d writes", occurrences, w)
+	}
+
+	create(t, s, st.NewNode("big").CPU("64").Mem("64Gi").Pods(1000).Obj())
+	waitFor(t, "every pod bound once a node came", func() error {
+		pending := 0
+		store.Snapshot("pods").Ascend("default", "", func(it *persistence.Item) bool {
+			if it.Object.(*corev1.Pod).Spec.NodeName == "" {
+				pending++
+			}
+			return true
+		})
+		if pending > 0 {
+			return fmt.Errorf("%d pending", pending)
+		}
+		return nil
+	})
 }
