@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"fmt"
-	"math/rand"
 	"slices"
 	"strings"
 	"sync"
@@ -61,9 +60,6 @@ func newSchedulerConfig(opts Options) (*schedulerConfig, error) {
 	if c.shards <= 0 {
 		c.shards = 1
 	}
-	if c.seed == 0 {
-		c.seed = time.Now().UnixNano()
-	}
 	c.policy = scheduler.DefaultPolicy()
 	if opts.SchedulerPolicy != nil {
 		p, err := scheduler.ParsePolicy(opts.SchedulerPolicy)
@@ -91,7 +87,6 @@ type schedulerActor struct {
 	cfg    *schedulerConfig
 	log    logrus.FieldLogger
 	cache  *scheduler.Cache
-	rng    *rand.Rand
 	shards []*actor.PID
 	stale  bool // the node set changed: shards get new slices before the next round
 
@@ -129,7 +124,6 @@ func newSchedulerActor(e *env) *schedulerActor {
 		cfg:      e.sched,
 		log:      e.log.WithField("component", schedulerComponent),
 		cache:    scheduler.NewCache(),
-		rng:      rand.New(rand.NewSource(e.sched.seed)),
 		loaded:   make(map[string]bool),
 		services: make(map[string]struct{}),
 		rcs:      make(map[string]struct{}),
@@ -168,8 +162,8 @@ func (s *schedulerActor) Receive(ctx actor.Context) {
 func (s *schedulerActor) start(ctx actor.Context) {
 	s.shards = make([]*actor.PID, s.cfg.shards)
 	for i := range s.shards {
-		rng := rand.New(rand.NewSource(s.cfg.seed + int64(i) + 1))
-		props := actor.PropsFromProducer(func() actor.Actor { return &shardActor{shard: scheduler.NewShard(&s.cfg.policy), rng: rng} },
+		salt := uint64(s.cfg.seed) + uint64(i) + 1
+		props := actor.PropsFromProducer(func() actor.Actor { return &shardActor{shard: scheduler.NewShard(&s.cfg.policy), salt: salt} },
 			actor.WithDispatcher(s.env.workers))
 		s.shards[i] = ctx.Spawn(props)
 	}
@@ -489,7 +483,7 @@ func (s *schedulerActor) bidIn(ctx actor.Context, msg *bidReply) {
 // decide merges the shards' decisions (in shard order, so a seed gives the same
 // outcome), then binds the winner or records the failure.
 func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
-	d := r.Decision(s.rng.Intn)
+	d := r.Decision(scheduler.TieBreak(r.Key, uint64(s.cfg.seed)))
 	if d.Node == "" {
 		s.unschedulable(ctx, r.Key, r.Pod, d)
 		return
@@ -587,7 +581,7 @@ func (s *schedulerActor) armFlush(ctx actor.Context, at time.Time) {
 // bids per pod class (scheduler.Shard), so it re-bids only the nodes that changed.
 type shardActor struct {
 	shard *scheduler.Shard
-	rng   *rand.Rand
+	salt  uint64 // of the tie-breaks: one per shard
 }
 
 func (a *shardActor) Receive(ctx actor.Context) {
@@ -596,7 +590,8 @@ func (a *shardActor) Receive(ctx actor.Context) {
 		a.shard.SetNodes(msg.nodes)
 	case *bidRequest:
 		a.shard.Touch(msg.changed)
-		ctx.Respond(&bidReply{seq: msg.seq, shard: msg.shard, decision: a.shard.Decide(msg.pod, msg.ctx, a.rng.Intn)})
+		tieBreak := scheduler.TieBreak(scheduler.PodKey(msg.pod), a.salt)
+		ctx.Respond(&bidReply{seq: msg.seq, shard: msg.shard, decision: a.shard.Decide(msg.pod, msg.ctx, tieBreak)})
 	}
 }
 

@@ -147,3 +147,36 @@ func TestBidExplain(t *testing.T) {
 		t.Fatalf("policy without priorities: %+v, want EqualPriority 1", b)
 	}
 }
+
+// TestTieBreak: the same pod draws the same numbers; pods spread uniformly over the
+// choices; salts (shards) draw differently.
+func TestTieBreak(t *testing.T) {
+	a, b := TieBreak("default/web-1", 1), TieBreak("default/web-1", 1)
+	for i := 0; i < 10; i++ {
+		if x, y := a(7), b(7); x != y {
+			t.Fatalf("draw %d: %d and %d for the same pod", i, x, y)
+		}
+	}
+	const pods, choices = 20000, 10
+	hits := make([]int, choices)
+	salted := 0
+	for i := 0; i < pods; i++ {
+		key := fmt.Sprintf("default/web-%d", i)
+		k := TieBreak(key, 0)(choices)
+		if k < 0 || k >= choices {
+			t.Fatalf("%d out of range", k)
+		}
+		hits[k]++
+		if TieBreak(key, 1)(choices) != k {
+			salted++
+		}
+	}
+	for k, n := range hits {
+		if n < pods/choices-400 || n > pods/choices+400 {
+			t.Errorf("choice %d drawn %d times of %d; want about %d", k, n, pods, pods/choices)
+		}
+	}
+	if salted < pods*8/10 {
+		t.Errorf("another salt changed only %d of %d draws", salted, pods)
+	}
+}
