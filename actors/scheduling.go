@@ -528,9 +528,15 @@ func (s *schedulerActor) bound(ctx actor.Context, r *reply) {
 	if p, ok := r.object.(*corev1.Pod); ok {
 		s.cache.SetPod(p) // the binding is observed
 	}
-	if s.cfg.scheduledEvents {
-		s.env.recordEvent(ctx, &s.events, "", b.pod, schedulerComponent, corev1.EventTypeNormal, "Scheduled",
-			scheduler.ScheduledMessage(b.decision))
+	if s.cfg.scheduledEvents { // through the budget too, held under its own key: binding the pod does not drop it
+		now := s.env.now()
+		h, ok := s.budget.Offer(scheduler.HeldEvent{Key: key + "\x00Scheduled", Pod: b.pod, Type: corev1.EventTypeNormal,
+			Reason: "Scheduled", Message: scheduler.ScheduledMessage(b.decision)}, now)
+		if ok {
+			s.writeEvent(ctx, h)
+		} else {
+			s.armFlush(ctx, s.budget.NextFlush(now))
+		}
 	}
 }
 

@@ -480,3 +480,30 @@ func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
 		return nil
 	})
 }
+
+// TestSchedulerScheduledEvents: with SchedulerEvents a bound pod gets a Scheduled
+// event naming its node (through the event budget, which has room for it here).
+func TestSchedulerScheduledEvents(t *testing.T) {
+	store := openStore(t)
+	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
+		Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, SchedulerEvents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	create(t, s, st.NewNode("a").Obj())
+	create(t, s, st.NewPod("web").Obj())
+	waitFor(t, "a Scheduled event", func() error {
+		var msgs []string
+		store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
+			if e := it.Object.(*corev1.Event); e.Reason == "Scheduled" && e.InvolvedObject.Name == "web" {
+				msgs = append(msgs, e.Message)
+			}
+			return true
+		})
+		if !slices.Equal(msgs, []string{"Successfully assigned default/web to a"}) {
+			return fmt.Errorf("Scheduled events %q", msgs)
+		}
+		return nil
+	})
+}
