@@ -3,6 +3,7 @@ package scheduler
 import (
 	"maps"
 	"math/bits"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -56,12 +57,66 @@ type cell struct {
 	dirty  bool // listed in class.dirty
 }
 
-// bucket is the set of fitting nodes with one total score, as a bitset over node
-// positions: positions follow names, so its set bits in order are the ties by name.
+// bucket is the set of fitting nodes with one total score: positions follow names,
+// so its members in order are the ties by name. Scores are not whole numbers, so a
+// cluster of unlike nodes has many buckets of a few nodes each: a bucket keeps up to
+// sparseMax positions sorted, and turns into a bitset over all positions beyond.
 type bucket struct {
 	score float64
 	count int
-	bits  []uint64
+	pos   []int32  // sorted, while bits is nil
+	bits  []uint64 // once more than sparseMax
+}
+
+const sparseMax = 8
+
+// add puts position j (of n) in the bucket.
+func (bk *bucket) add(j, n int) {
+	bk.count++
+	if bk.bits == nil && len(bk.pos) < sparseMax {
+		i, _ := slices.BinarySearch(bk.pos, int32(j))
+		bk.pos = slices.Insert(bk.pos, i, int32(j))
+		return
+	}
+	if bk.bits == nil {
+		bk.bits = make([]uint64, (n+63)/64)
+		for _, p := range bk.pos {
+			bk.bits[p/64] |= 1 << (p % 64)
+		}
+		bk.pos = nil
+	}
+	bk.bits[j/64] |= 1 << (j % 64)
+}
+
+// remove takes position j out of the bucket.
+func (bk *bucket) remove(j int) {
+	bk.count--
+	if bk.bits != nil {
+		bk.bits[j/64] &^= 1 << (j % 64)
+		return
+	}
+	if i, ok := slices.BinarySearch(bk.pos, int32(j)); ok {
+		bk.pos = slices.Delete(bk.pos, i, i+1)
+	}
+}
+
+// each calls f with the bucket's positions in order until f returns false.
+func (bk *bucket) each(f func(j int) bool) {
+	if bk.bits == nil {
+		for _, p := range bk.pos {
+			if !f(int(p)) {
+				return
+			}
+		}
+		return
+	}
+	for w, word := range bk.bits {
+		for ; word != 0; word &= word - 1 {
+			if !f(w*64 + bits.TrailingZeros64(word)) {
+				return
+			}
+		}
+	}
 }
 
 // facts are what a class's scores read beyond one node.
@@ -240,12 +295,10 @@ func (s *Shard) decision(c *class, pod *corev1.Pod, tieBreak func(int) int) Deci
 	d.Node = s.nodes[best.nth(pick(tieBreak, best.count))].name
 	d.Top = make([]Bid, 0, MaxTop)
 	for _, bk := range c.buckets {
-		for w, word := range bk.bits {
-			for ; word != 0 && len(d.Top) < MaxTop; word &= word - 1 {
-				j := w*64 + bits.TrailingZeros64(word)
-				d.Top = append(d.Top, Bid{Node: s.nodes[j].name, Fits: true, Score: bk.score})
-			}
-		}
+		bk.each(func(j int) bool {
+			d.Top = append(d.Top, Bid{Node: s.nodes[j].name, Fits: true, Score: bk.score})
+			return len(d.Top) < MaxTop
+		})
 		if len(d.Top) == MaxTop {
 			break
 		}
@@ -291,14 +344,12 @@ func (c *class) count(j int, x *cell) {
 	c.feasible++
 	i := c.find(x.score)
 	if i == len(c.buckets) || c.buckets[i].score != x.score {
-		bk := &bucket{score: x.score, bits: make([]uint64, (len(c.cells)+63)/64)}
+		bk := &bucket{score: x.score}
 		c.buckets = append(c.buckets, nil)
 		copy(c.buckets[i+1:], c.buckets[i:])
 		c.buckets[i] = bk
 	}
-	bk := c.buckets[i]
-	bk.bits[j/64] |= 1 << (j % 64)
-	bk.count++
+	c.buckets[i].add(j, len(c.cells))
 }
 
 func (c *class) uncount(j int, x *cell) {
@@ -314,8 +365,7 @@ func (c *class) uncount(j int, x *cell) {
 		return // cannot happen: a counted cell has its bucket
 	}
 	bk := c.buckets[i]
-	bk.bits[j/64] &^= 1 << (j % 64)
-	if bk.count--; bk.count == 0 {
+	if bk.remove(j); bk.count == 0 {
 		c.buckets = append(c.buckets[:i], c.buckets[i+1:]...)
 	}
 }
@@ -335,8 +385,11 @@ func (c *class) find(score float64) int {
 	return lo
 }
 
-// nth returns the position of the k-th set bit (from 0), k < count.
+// nth returns the k-th position (from 0), k < count.
 func (bk *bucket) nth(k int) int {
+	if bk.bits == nil {
+		return int(bk.pos[k])
+	}
 	for w, word := range bk.bits {
 		if n := bits.OnesCount64(word); k >= n {
 			k -= n

@@ -102,6 +102,46 @@ func TestShardMatchesFullEvaluation(t *testing.T) {
 	}
 }
 
+// The same over 300 nodes of three sizes, so that buckets hold many tied nodes (as
+// bitsets) next to buckets of a few (sorted positions), and pods of three RCs.
+func TestShardMatchesFullEvaluationLarge(t *testing.T) {
+	policy := DefaultPolicy()
+	r := rand.New(rand.NewSource(1))
+	c := NewCache()
+	for i := 0; i < 300; i++ {
+		c.SetNode(st.NewNode(fmt.Sprintf("n%03d", i)).CPU([]string{"4", "8", "16"}[i%3]).Mem("32Gi").Pods(110).Obj())
+	}
+	apps := []string{"web", "db", "batch"}
+	for _, a := range apps {
+		c.SetController(st.NewRC(a, "app", a))
+	}
+	h := newIncremental(c, &policy, 2)
+	var placed []string
+	for step := 0; step < 1500; step++ {
+		if len(placed) > 0 && r.Intn(5) == 0 {
+			i := r.Intn(len(placed))
+			c.DeletePod(placed[i])
+			placed = append(placed[:i], placed[i+1:]...)
+			continue
+		}
+		a := r.Intn(len(apps))
+		pod := st.NewPod(fmt.Sprintf("p%d", step)).Labels("app", apps[a]).CPU([]string{"100m", "250m", "1"}[a]).Mem("256Mi").Obj()
+		draws := r.Int63()
+		want := full(c, pod, &policy, len(h.shards), rand.New(rand.NewSource(draws)).Intn)
+		got := h.decide(pod, rand.New(rand.NewSource(draws)).Intn)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d: incremental\n%+v\nfull\n%+v", step, got, want)
+		}
+		if got.Node == "" {
+			continue
+		}
+		if err := c.Assume(pod, got.Node, t0); err != nil {
+			t.Fatal(err)
+		}
+		placed = append(placed, PodKey(pod))
+	}
+}
+
 func checkStream(t *testing.T, seed int64, policy *Policy) {
 	r := rand.New(rand.NewSource(seed))
 	c := randomCluster(r, 1+r.Intn(16))
