@@ -379,6 +379,7 @@ func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
 	}
 	var mu sync.Mutex
 	writes, creates := 0, 0
+	var seen int64 // the last revision of an event the watcher counted
 	go func() {
 		for {
 			evs, err := watch.Next(ctx)
@@ -387,6 +388,7 @@ func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
 			}
 			mu.Lock()
 			for _, ev := range evs {
+				seen = max(seen, ev.Item.Revision)
 				if e, ok := ev.Item.Object.(*corev1.Event); ok && e.Reason == "FailedScheduling" {
 					writes++
 					if ev.Type == persistence.Added {
@@ -441,12 +443,22 @@ func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
 	elapsed := clock.Now().Sub(start)
 	occurrences := 0
 	events := map[string]int{}
+	var last int64
 	store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
 		if e := it.Object.(*corev1.Event); e.Reason == "FailedScheduling" {
 			events[e.InvolvedObject.Name]++
 			occurrences += int(e.Count)
+			last = max(last, it.Revision)
 		}
 		return true
+	})
+	waitFor(t, "the watcher to count every write seen", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if seen < last {
+			return fmt.Errorf("counted up to revision %d of %d", seen, last)
+		}
+		return nil
 	})
 	w, c := counts()
 	t.Logf("%v of fake time: %d event writes (%d creates) for %d occurrences of %d pods", elapsed, w, c, occurrences, pods)
