@@ -36,8 +36,9 @@ import (
 // counts the pod, so two decisions never overcommit a node.
 //
 // Inputs come from four goroutines that read a snapshot of nodes, services,
-// replication controllers and pods and then follow the change log from its revision. A failed shard fails the
-// scheduler, whose supervisor restarts it with fresh snapshots.
+// replication controllers and pods and then follow the change log from its
+// revision. A failed shard fails the scheduler, whose supervisor restarts it with
+// fresh snapshots.
 
 // Timing of the scheduler (the backoff of unschedulable pods is scheduler.Queue's).
 const (
@@ -528,15 +529,9 @@ func (s *schedulerActor) bound(ctx actor.Context, r *reply) {
 	if p, ok := r.object.(*corev1.Pod); ok {
 		s.cache.SetPod(p) // the binding is observed
 	}
-	if s.cfg.scheduledEvents { // through the budget too, held under its own key: binding the pod does not drop it
-		now := s.env.now()
-		h, ok := s.budget.Offer(scheduler.HeldEvent{Key: key + "\x00Scheduled", Pod: b.pod, Type: corev1.EventTypeNormal,
-			Reason: "Scheduled", Message: scheduler.ScheduledMessage(b.decision)}, now)
-		if ok {
-			s.writeEvent(ctx, h)
-		} else {
-			s.armFlush(ctx, s.budget.NextFlush(now))
-		}
+	if s.cfg.scheduledEvents { // held under its own key: the pod's binding does not drop it
+		s.offerEvent(ctx, scheduler.HeldEvent{Key: key + "\x00Scheduled", Pod: b.pod, Type: corev1.EventTypeNormal,
+			Reason: "Scheduled", Message: scheduler.ScheduledMessage(b.decision)})
 	}
 }
 
@@ -547,13 +542,19 @@ func (s *schedulerActor) unschedulable(ctx actor.Context, key string, pod *corev
 	retryAt, attempts := s.queue.Unschedulable(key, now)
 	s.armRetry(ctx, retryAt)
 	msg := scheduler.FailedSchedulingMessage(d)
-	h, ok := s.budget.Offer(scheduler.HeldEvent{Key: key, Pod: pod, Type: corev1.EventTypeWarning, Reason: "FailedScheduling", Message: msg}, now)
-	if ok {
-		s.writeEvent(ctx, h)
-	} else {
-		s.armFlush(ctx, s.budget.NextFlush(now))
-	}
+	s.offerEvent(ctx, scheduler.HeldEvent{Key: key, Pod: pod, Type: corev1.EventTypeWarning, Reason: "FailedScheduling", Message: msg})
 	s.log.WithFields(logrus.Fields{"pod": key, "attempts": attempts, "reasons": msg}).Debug("pod unschedulable")
+}
+
+// offerEvent writes an event occurrence now if the budget allows, or leaves it held
+// and arms the flush.
+func (s *schedulerActor) offerEvent(ctx actor.Context, e scheduler.HeldEvent) {
+	now := s.env.now()
+	if h, ok := s.budget.Offer(e, now); ok {
+		s.writeEvent(ctx, h)
+		return
+	}
+	s.armFlush(ctx, s.budget.NextFlush(now))
 }
 
 func (s *schedulerActor) writeEvent(ctx actor.Context, h scheduler.HeldEvent) {
