@@ -16,8 +16,9 @@ const MaxClasses = 32
 // recent class the shard keeps every node's last bid, its fitting nodes bucketed by
 // total score and its rejections counted by reason. A decision re-bids only the nodes
 // that changed since (Touch), and every node when a cross-node fact the class's scores
-// were computed with changed (the largest count of its service on a node, its pods
-// per label value, the labels service affinity pins, the services themselves).
+// were computed with changed (the largest count of its service or of its spread
+// group on a node, its pods per label value, the labels service affinity pins, the
+// services and replication controllers themselves).
 //
 // Decide returns exactly what Decide over a full evaluation of the shard's nodes
 // would, the tied node a given tie-break picks included. A Shard has one writer; it
