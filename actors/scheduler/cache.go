@@ -376,17 +376,17 @@ func (c *Cache) spreadGroup(pod *corev1.Pod) *serviceEntry {
 	case 1:
 		return members[0]
 	}
+	for _, g := range c.groups[ns] {
+		if slices.Equal(g.members, members) {
+			return g
+		}
+	}
 	keys := make([]string, len(members))
 	for i, m := range members {
 		keys[i] = m.key
 	}
 	key := strings.Join(keys, "|")
-	for _, g := range c.groups[ns] {
-		if g.key == key {
-			return g
-		}
-	}
-	g := &serviceEntry{key: key, name: key}
+	g := &serviceEntry{key: key, name: key, members: slices.Clone(members)}
 	for _, m := range members {
 		g.anyOf = append(g.anyOf, m.selector)
 	}
@@ -404,7 +404,6 @@ func (c *Cache) Context(pod *corev1.Pod, policy *Policy) *PodContext {
 	ctx.services = c.svcGen
 	if g := c.spreadGroup(pod); g != nil {
 		ctx.Spread, ctx.SpreadPods, ctx.SpreadMax, ctx.spreadPerSlot = g.key, g.total, g.max, g.perSlot
-		ctx.class = ctx.classKey()
 	}
 	var s *serviceEntry
 	for _, e := range c.services[namespace(pod.Namespace)] {
@@ -414,6 +413,9 @@ func (c *Cache) Context(pod *corev1.Pod, policy *Policy) *PodContext {
 		}
 	}
 	if s == nil {
+		if ctx.Spread != "" {
+			ctx.class = ctx.classKey()
+		}
 		return ctx
 	}
 	ctx.Service, ctx.ServicePods, ctx.MaxPerNode, ctx.perSlot = s.key, s.total, s.max, s.perSlot
@@ -498,7 +500,8 @@ func namespace(ns string) string {
 type serviceEntry struct {
 	key, name string
 	selector  []labelPair
-	anyOf     [][]labelPair // a spread group: pods any of these select
+	anyOf     [][]labelPair   // a spread group: pods any of these select
+	members   []*serviceEntry // a spread group: the entries whose selectors anyOf holds
 	perSlot   []int32
 	hist      []int32 // hist[k]: nodes holding k pods of the service, k >= 1
 	max       int

@@ -103,7 +103,8 @@ func TestShardMatchesFullEvaluation(t *testing.T) {
 }
 
 // The same over 300 nodes of three sizes, so that buckets hold many tied nodes (as
-// bitsets) next to buckets of a few (sorted positions), and pods of three RCs.
+// bitsets) next to buckets of a few (sorted positions), and pods of three RCs, two of
+// them alike but for their labels (classes apart only by their spread group).
 func TestShardMatchesFullEvaluationLarge(t *testing.T) {
 	policy := DefaultPolicy()
 	r := rand.New(rand.NewSource(1))
@@ -125,7 +126,7 @@ func TestShardMatchesFullEvaluationLarge(t *testing.T) {
 			continue
 		}
 		a := r.Intn(len(apps))
-		pod := st.NewPod(fmt.Sprintf("p%d", step)).Labels("app", apps[a]).CPU([]string{"100m", "250m", "1"}[a]).Mem("256Mi").Obj()
+		pod := st.NewPod(fmt.Sprintf("p%d", step)).Labels("app", apps[a]).CPU([]string{"100m", "100m", "1"}[a]).Mem("256Mi").Obj()
 		draws := r.Int63()
 		want := full(c, pod, &policy, len(h.shards), rand.New(rand.NewSource(draws)).Intn)
 		got := h.decide(pod, rand.New(rand.NewSource(draws)).Intn)
