@@ -48,8 +48,8 @@ type Options struct {
 	Scheduler       bool
 	SchedulerShards int    // shard actors bidding in parallel; 0 means 1
 	SchedulerPolicy []byte // a --policy-config-file; nil means the default policy
-	SchedulerSeed   int64  // seeds the random tie breaks; 0 means time based
-	SchedulerEvents bool   // also write a Scheduled event per bound pod (doubles the writes)
+	SchedulerSeed   int64  // salts the tie breaks, drawn from a hash of the pod's name (0 is a salt too)
+	SchedulerEvents bool   // also write a Scheduled event per bound pod, through the scheduler's event budget
 	// SyncPacing makes a controller's feed-triggered sync wait this many times the
 	// cost of its last sync (when that was 1 ms or more): 0 means DefaultSyncPacing,
 	// a negative value turns pacing off (tests that drive syncs by hand).

@@ -47,6 +47,14 @@ func (a *objectActor) record(sender actor.SenderContext, involved runtime.Object
 // trace of the request that caused the event, or "". It never blocks.
 func (e *env) recordEvent(sender actor.SenderContext, agg *event.Aggregator, trace string, involved runtime.Object,
 	component, eventType, reason, message string) {
+	e.recordEvents(sender, agg, trace, involved, component, eventType, reason, message, e.now(), 1)
+}
+
+// recordEvents is recordEvent for count identical occurrences, the latest at at: a
+// recorder that held occurrences back (the scheduler's EventBudget) sends them as
+// one record, one write.
+func (e *env) recordEvents(sender actor.SenderContext, agg *event.Aggregator, trace string, involved runtime.Object,
+	component, eventType, reason, message string, at time.Time, count int32) {
 	pid, ok := e.managers["events"]
 	if !ok {
 		return
@@ -58,7 +66,7 @@ func (e *env) recordEvent(sender actor.SenderContext, agg *event.Aggregator, tra
 	}
 	r := event.Record{
 		Involved: ref, Source: corev1.EventSource{Component: component},
-		Type: eventType, Reason: reason, Message: message, At: metav1.NewTime(e.now()),
+		Type: eventType, Reason: reason, Message: message, At: metav1.NewTime(at), Count: count,
 	}
 	if agg != nil {
 		r = agg.Observe(r)

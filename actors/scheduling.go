@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"fmt"
-	"math/rand"
 	"slices"
 	"strings"
 	"sync"
@@ -36,9 +35,10 @@ import (
 // actor with the pod's uid and revision as preconditions: the next round already
 // counts the pod, so two decisions never overcommit a node.
 //
-// Inputs come from three goroutines that read a snapshot of nodes, services and pods
-// and then follow the change log from its revision. A failed shard fails the
-// scheduler, whose supervisor restarts it with fresh snapshots.
+// Inputs come from four goroutines that read a snapshot of nodes, services,
+// replication controllers and pods and then follow the change log from its
+// revision. A failed shard fails the scheduler, whose supervisor restarts it with
+// fresh snapshots.
 
 // Timing of the scheduler (the backoff of unschedulable pods is scheduler.Queue's).
 const (
@@ -60,9 +60,6 @@ func newSchedulerConfig(opts Options) (*schedulerConfig, error) {
 	c := &schedulerConfig{shards: opts.SchedulerShards, seed: opts.SchedulerSeed, scheduledEvents: opts.SchedulerEvents}
 	if c.shards <= 0 {
 		c.shards = 1
-	}
-	if c.seed == 0 {
-		c.seed = time.Now().UnixNano()
 	}
 	c.policy = scheduler.DefaultPolicy()
 	if opts.SchedulerPolicy != nil {
@@ -91,7 +88,6 @@ type schedulerActor struct {
 	cfg    *schedulerConfig
 	log    logrus.FieldLogger
 	cache  *scheduler.Cache
-	rng    *rand.Rand
 	shards []*actor.PID
 	stale  bool // the node set changed: shards get new slices before the next round
 
@@ -99,11 +95,13 @@ type schedulerActor struct {
 	inputs     sync.WaitGroup
 	loaded     map[string]bool     // resources whose first snapshot arrived
 	services   map[string]struct{} // namespace/name of the services in the cache
+	rcs        map[string]struct{} // namespace/name of the replication controllers in the cache
 
-	queue   *scheduler.Queue    // pods waiting for a decision, queued or backing off
-	binds   map[string]*binding // bindings sent, not yet answered
-	changed bool                // room appeared: retry the backing-off pods now
-	events  event.Aggregator    // combines a pod's FailedScheduling events
+	queue   *scheduler.Queue       // pods waiting for a decision, queued or backing off
+	binds   map[string]*binding    // bindings sent, not yet answered
+	changed bool                   // room appeared: retry the backing-off pods now
+	events  event.Aggregator       // combines a pod's FailedScheduling events
+	budget  *scheduler.EventBudget // rate of FailedScheduling writes; holds the excess per pod
 
 	round    *scheduler.Round
 	began    time.Time // the round's start, on the real clock (stats.go)
@@ -113,6 +111,8 @@ type schedulerActor struct {
 	retryTimer  Timer
 	retryAt     time.Time
 	expireTimer Timer
+	flushTimer  Timer
+	flushAt     time.Time
 }
 
 type binding struct {
@@ -126,11 +126,12 @@ func newSchedulerActor(e *env) *schedulerActor {
 		cfg:      e.sched,
 		log:      e.log.WithField("component", schedulerComponent),
 		cache:    scheduler.NewCache(),
-		rng:      rand.New(rand.NewSource(e.sched.seed)),
 		loaded:   make(map[string]bool),
 		services: make(map[string]struct{}),
+		rcs:      make(map[string]struct{}),
 		queue:    scheduler.NewQueue(),
 		binds:    make(map[string]*binding),
+		budget:   scheduler.NewEventBudget(scheduler.EventRate, scheduler.EventBurst),
 	}
 }
 
@@ -157,6 +158,9 @@ func (s *schedulerActor) Receive(ctx actor.Context) {
 			return
 		}
 		s.handle(ctx, msg)
+	case *schedFlush: // sends events only: the cache is not touched
+		s.flushTimer = nil
+		s.flushEvents(ctx)
 	case *ping:
 		ctx.Respond(&pong{})
 	}
@@ -167,9 +171,9 @@ func (s *schedulerActor) Receive(ctx actor.Context) {
 func (s *schedulerActor) start(ctx actor.Context) {
 	s.shards = make([]*actor.PID, s.cfg.shards)
 	for i := range s.shards {
-		rng := rand.New(rand.NewSource(s.cfg.seed + int64(i) + 1))
+		salt := uint64(s.cfg.seed) + uint64(i) + 1
 		props := actor.PropsFromProducer(func() actor.Actor {
-			return &shardActor{shard: scheduler.NewShard(&s.cfg.policy), rng: rng, stats: s.env.stats.shards}
+			return &shardActor{shard: scheduler.NewShard(&s.cfg.policy), salt: salt, stats: s.env.stats.shards}
 		}, actor.WithDispatcher(s.env.workers), s.env.stats.shards.mailbox())
 		s.shards[i] = ctx.Spawn(props)
 	}
@@ -177,11 +181,15 @@ func (s *schedulerActor) start(ctx actor.Context) {
 	in, cancel := context.WithCancel(context.Background())
 	s.stopInputs = cancel
 	self := ctx.Self()
-	inputs := []string{"nodes", "services", "pods"}
+	inputs := schedulerInputs
 	if _, ok := s.env.managers["persistentvolumeclaims"]; ok {
-		inputs = append(inputs, "persistentvolumeclaims") // a bound claim retries the pods backing off
+		inputs = append(inputs[:len(inputs):len(inputs)], "persistentvolumeclaims") // a bound claim retries the pods backing off
 	}
 	for _, r := range inputs {
+		if _, ok := s.env.managers[r]; !ok && r == "replicationcontrollers" {
+			s.loaded[r] = true // a system without RCs: no RC groups pods
+			continue
+		}
 		s.inputs.Add(1)
 		go func() {
 			defer s.inputs.Done()
@@ -197,12 +205,16 @@ func (s *schedulerActor) stop() {
 		s.inputs.Wait()
 		s.stopInputs = nil
 	}
-	for _, t := range []Timer{s.retryTimer, s.expireTimer} {
+	for _, t := range []Timer{s.retryTimer, s.expireTimer, s.flushTimer} {
 		if t != nil {
 			t.Stop()
 		}
 	}
 }
+
+// schedulerInputs are the resources the scheduler follows: replication controllers
+// for their selectors (SelectorSpreadPriority spreads an RC's pods).
+var schedulerInputs = []string{"nodes", "services", "replicationcontrollers", "pods"}
 
 // follow sends the scheduler a snapshot of one resource and then the change log after
 // it, until ctx ends. A watcher that falls behind the log starts over with a snapshot.
@@ -252,7 +264,12 @@ func (s *schedulerActor) handle(ctx actor.Context, msg any) {
 }
 
 func (s *schedulerActor) ready() bool {
-	return s.loaded["nodes"] && s.loaded["services"] && s.loaded["pods"]
+	for _, r := range schedulerInputs {
+		if !s.loaded[r] {
+			return false
+		}
+	}
+	return true
 }
 
 // input applies a snapshot or a batch of events of one resource to the cache.
@@ -295,6 +312,14 @@ func (s *schedulerActor) reset(in *schedInput) {
 				delete(s.services, k)
 			}
 		}
+	case "replicationcontrollers":
+		for k := range s.rcs {
+			if !present[k] {
+				ns, name, _ := strings.Cut(k, "/")
+				s.cache.RemoveController(ns, name)
+				delete(s.rcs, k)
+			}
+		}
 	case "pods":
 		for _, k := range s.cache.Pods() {
 			if _, binding := s.binds[k]; !present[k] && !binding {
@@ -305,6 +330,7 @@ func (s *schedulerActor) reset(in *schedInput) {
 		for _, k := range s.queue.Keys() {
 			if !present[k] {
 				s.queue.Drop(k)
+				s.budget.Drop(k)
 			}
 		}
 	}
@@ -325,6 +351,15 @@ func (s *schedulerActor) apply(resource string, typ persistence.EventType, obj a
 		}
 		s.cache.SetService(o)
 		s.services[key] = struct{}{}
+	case *corev1.ReplicationController:
+		key := namespacedName(persistence.Key{Namespace: o.Namespace, Name: o.Name})
+		if typ == persistence.Deleted {
+			s.cache.RemoveController(o.Namespace, o.Name)
+			delete(s.rcs, key)
+			return
+		}
+		s.cache.SetController(o)
+		s.rcs[key] = struct{}{}
 	case *corev1.Pod:
 		s.podIn(typ, o)
 	case *corev1.PersistentVolumeClaim:
@@ -360,6 +395,7 @@ func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
 		}
 		s.cache.DeletePod(key)
 		s.queue.Drop(key)
+		s.budget.Drop(key)
 		return
 	}
 	if pod.Spec.NodeName != "" {
@@ -368,6 +404,7 @@ func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
 		}
 		s.cache.SetPod(pod)
 		s.queue.Drop(key)
+		s.budget.Drop(key)
 		return
 	}
 	if !scheduler.Pending(pod) {
@@ -478,7 +515,7 @@ func (s *schedulerActor) bidIn(ctx actor.Context, msg *bidReply) {
 // decide merges the shards' decisions (in shard order, so a seed gives the same
 // outcome), then binds the winner or records the failure.
 func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
-	d := r.Decision(s.rng.Intn)
+	d := r.Decision(scheduler.TieBreak(r.Key, uint64(s.cfg.seed)))
 	if d.Node == "" {
 		s.unschedulable(ctx, r.Key, r.Pod, d)
 		return
@@ -499,6 +536,7 @@ func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
 	}
 	s.binds[r.Key] = &binding{pod: r.Pod, decision: d}
 	s.queue.Drop(r.Key)
+	s.budget.Drop(r.Key) // why it waited no longer matters
 	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.Pod.Namespace, r.Pod.Name)},
 		write: write{sub: "binding"}, object: next, pre: command.Preconditions{UID: r.Pod.UID, ResourceVersion: r.Rev}})
 }
@@ -526,27 +564,67 @@ func (s *schedulerActor) bound(ctx actor.Context, r *reply) {
 	if p, ok := r.object.(*corev1.Pod); ok {
 		s.cache.SetPod(p) // the binding is observed
 	}
-	if s.cfg.scheduledEvents {
-		s.env.recordEvent(ctx, &s.events, "", b.pod, schedulerComponent, corev1.EventTypeNormal, "Scheduled",
-			scheduler.ScheduledMessage(b.decision))
+	if s.cfg.scheduledEvents { // held under its own key: the pod's binding does not drop it
+		s.offerEvent(ctx, scheduler.HeldEvent{Key: key + "\x00Scheduled", Pod: b.pod, Type: corev1.EventTypeNormal,
+			Reason: "Scheduled", Message: scheduler.ScheduledMessage(b.decision)})
 	}
 }
 
-// unschedulable records why the pod fits nowhere and backs it off.
+// unschedulable backs the pod off and offers its FailedScheduling event to the
+// budget: written now, or held (and counted) until a token comes.
 func (s *schedulerActor) unschedulable(ctx actor.Context, key string, pod *corev1.Pod, d scheduler.Decision) {
 	s.env.stats.sched.unschedulable.Add(1)
-	retryAt, attempts := s.queue.Unschedulable(key, s.env.now())
+	now := s.env.now()
+	retryAt, attempts := s.queue.Unschedulable(key, now)
 	s.armRetry(ctx, retryAt)
 	msg := scheduler.FailedSchedulingMessage(d)
-	s.env.recordEvent(ctx, &s.events, "", pod, schedulerComponent, corev1.EventTypeWarning, "FailedScheduling", msg)
+	s.offerEvent(ctx, scheduler.HeldEvent{Key: key, Pod: pod, Type: corev1.EventTypeWarning, Reason: "FailedScheduling", Message: msg})
 	s.log.WithFields(logrus.Fields{"pod": key, "attempts": attempts, "reasons": msg}).Debug("pod unschedulable")
+}
+
+// offerEvent writes an event occurrence now if the budget allows, or leaves it held
+// and arms the flush.
+func (s *schedulerActor) offerEvent(ctx actor.Context, e scheduler.HeldEvent) {
+	now := s.env.now()
+	if h, ok := s.budget.Offer(e, now); ok {
+		s.writeEvent(ctx, h)
+		return
+	}
+	s.armFlush(ctx, s.budget.NextFlush(now))
+}
+
+func (s *schedulerActor) writeEvent(ctx actor.Context, h scheduler.HeldEvent) {
+	s.env.recordEvents(ctx, &s.events, "", h.Pod, schedulerComponent, h.Type, h.Reason, h.Message, h.At, h.Count)
+}
+
+// flushEvents writes the held event occurrences the budget allows now.
+func (s *schedulerActor) flushEvents(ctx actor.Context) {
+	out, next := s.budget.Flush(s.env.now())
+	for _, h := range out {
+		s.writeEvent(ctx, h)
+	}
+	if !next.IsZero() {
+		s.armFlush(ctx, next)
+	}
+}
+
+func (s *schedulerActor) armFlush(ctx actor.Context, at time.Time) {
+	if at.IsZero() || s.flushTimer != nil && !at.Before(s.flushAt) {
+		return
+	}
+	if s.flushTimer != nil {
+		s.flushTimer.Stop()
+	}
+	self, root := ctx.Self(), s.env.root
+	s.flushAt = at
+	s.flushTimer = s.env.clock.AfterFunc(max(at.Sub(s.env.now()), time.Millisecond), func() { root.Send(self, &schedFlush{}) })
 }
 
 // shardActor decides pods over its shard of the nodes. It owns the shard's cached
 // bids per pod class (scheduler.Shard), so it re-bids only the nodes that changed.
 type shardActor struct {
 	shard *scheduler.Shard
-	rng   *rand.Rand
+	salt  uint64 // of the tie-breaks: one per shard
 	stats *kindStats
 }
 
@@ -557,7 +635,8 @@ func (a *shardActor) Receive(ctx actor.Context) {
 		a.shard.SetNodes(msg.nodes)
 	case *bidRequest:
 		a.shard.Touch(msg.changed)
-		ctx.Respond(&bidReply{seq: msg.seq, shard: msg.shard, decision: a.shard.Decide(msg.pod, msg.ctx, a.rng.Intn)})
+		tieBreak := scheduler.TieBreak(scheduler.PodKey(msg.pod), a.salt)
+		ctx.Respond(&bidReply{seq: msg.seq, shard: msg.shard, decision: a.shard.Decide(msg.pod, msg.ctx, tieBreak)})
 	}
 }
 

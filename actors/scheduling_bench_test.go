@@ -16,7 +16,14 @@ import (
 // BenchmarkScheduleThroughput stores 5,000 Ready nodes, a service and 30,000 pending
 // pods of it, starts the system with the scheduler and measures until every pod's
 // binding is persisted. Run with -benchtime 1x.
-func BenchmarkScheduleThroughput(b *testing.B) {
+func BenchmarkScheduleThroughput(b *testing.B) { benchmarkSchedule(b, false) }
+
+// BenchmarkScheduleThroughputScheduledEvents is BenchmarkScheduleThroughput with a
+// Scheduled event per bound pod (Options.SchedulerEvents), through the scheduler's
+// event budget.
+func BenchmarkScheduleThroughputScheduledEvents(b *testing.B) { benchmarkSchedule(b, true) }
+
+func benchmarkSchedule(b *testing.B, scheduledEvents bool) {
 	const nodes, pods = 5000, 30000
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -74,7 +81,7 @@ func BenchmarkScheduleThroughput(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: time.Minute, Resources: testResources,
-			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1})
+			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, SchedulerEvents: scheduledEvents})
 		if err != nil {
 			b.Fatal(err)
 		}

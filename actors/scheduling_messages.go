@@ -46,3 +46,7 @@ type schedRetry struct{}
 
 // schedExpire tells the scheduler to drop assumptions whose binding never showed up.
 type schedExpire struct{}
+
+// schedFlush tells the scheduler that its event budget may have tokens for the event
+// occurrences it holds.
+type schedFlush struct{}

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,42 +263,67 @@ func TestSchedulerNoOvercommit(t *testing.T) {
 	}
 }
 
+// TestSchedulerSpread: identical pods of a service, or of a replication controller
+// without a service (which creates its pods itself), end within one pod of each
+// other on identical nodes.
 func TestSchedulerSpread(t *testing.T) {
-	store := openStore(t)
-	s := startScheduling(t, store, nil)
-	for i := 0; i < 7; i++ {
-		create(t, s, st.NewNode(fmt.Sprintf("n%d", i)).CPU("32").Mem("64Gi").Pods(110).Obj())
-	}
-	create(t, s, st.NewService("web", "app", "web"))
-	const pods = 45
-	var cmds []persistence.Command
-	for i := 0; i < pods; i++ {
-		p := st.NewPod(fmt.Sprintf("web-%02d", i)).Labels("app", "web").CPU("100m").Mem("128Mi").Obj()
-		p.UID = types.UID(fmt.Sprintf("uid-%d", i))
-		cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: podKey("default", p.Name), Object: p})
-	}
-	if _, _, err := store.Apply(context.Background(), cmds...); err != nil {
-		t.Fatal(err)
-	}
-	per := map[string]int{}
-	waitFor(t, "every pod bound", func() error {
-		clear(per)
-		for _, c := range cmds {
-			n := boundTo(t, store, c.Key.Name)
-			if n == "" {
-				return fmt.Errorf("%s pending", c.Key.Name)
+	const nodes, pods = 7, 45
+	for _, group := range []string{"service", "replicationcontroller"} {
+		t.Run(group, func(t *testing.T) {
+			store := openStore(t)
+			s := startScheduling(t, store, nil)
+			for i := 0; i < nodes; i++ {
+				create(t, s, st.NewNode(fmt.Sprintf("n%d", i)).CPU("32").Mem("64Gi").Pods(110).Obj())
 			}
-			per[n]++
-		}
-		return nil
-	})
-	lo, hi := pods, 0
-	for i := 0; i < 7; i++ {
-		n := per[fmt.Sprintf("n%d", i)]
-		lo, hi = min(lo, n), max(hi, n)
-	}
-	if hi-lo > 1 {
-		t.Fatalf("spread %d..%d: %v", lo, hi, per)
+			if group == "service" {
+				create(t, s, st.NewService("web", "app", "web"))
+				var cmds []persistence.Command
+				for i := 0; i < pods; i++ {
+					p := st.NewPod(fmt.Sprintf("web-%02d", i)).Labels("app", "web").CPU("100m").Mem("128Mi").Obj()
+					p.UID = types.UID(fmt.Sprintf("uid-%d", i))
+					cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: podKey("default", p.Name), Object: p})
+				}
+				if _, _, err := store.Apply(context.Background(), cmds...); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				rc := st.NewRC("web", "app", "web")
+				*rc.Spec.Replicas = pods
+				rc.Spec.Template.Spec.Containers = []corev1.Container{{Name: "c", Image: "busybox",
+					Resources: corev1.ResourceRequirements{Requests: st.NewPod("x").CPU("100m").Mem("128Mi").Obj().Spec.Containers[0].Resources.Requests}}}
+				rc.UID = "uid-rc-web"
+				if _, err := s.Create(context.Background(), persistence.Key{Resource: "replicationcontrollers", Namespace: "default", Name: "web"}, rc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			per := map[string]int{}
+			waitFor(t, "every pod bound", func() error {
+				clear(per)
+				total := 0
+				var pending []string
+				store.Snapshot("pods").Ascend("default", "", func(it *persistence.Item) bool {
+					p := it.Object.(*corev1.Pod)
+					total++
+					if p.Spec.NodeName == "" {
+						pending = append(pending, p.Name)
+					}
+					per[p.Spec.NodeName]++
+					return true
+				})
+				if total != pods || len(pending) > 0 {
+					return fmt.Errorf("%d pods, pending %v", total, pending)
+				}
+				return nil
+			})
+			lo, hi := pods, 0
+			for i := 0; i < nodes; i++ {
+				n := per[fmt.Sprintf("n%d", i)]
+				lo, hi = min(lo, n), max(hi, n)
+			}
+			if hi-lo > 1 {
+				t.Fatalf("spread %d..%d: %v", lo, hi, per)
+			}
+		})
 	}
 }
 
@@ -326,4 +352,181 @@ func TestSchedulerPodBoundElsewhere(t *testing.T) {
 	if _, ok := it.Object.(*corev1.Pod).Annotations[scheduler.DecisionAnnotation]; ok {
 		t.Fatal("a bound pod was scheduled again")
 	}
+}
+
+// TestSchedulerUnschedulableEventsBounded: 500 pods and no node. Their
+// FailedScheduling events are one Event object per pod, bumped rather than
+// recreated, and their writes draw on the scheduler's event budget: with the clock
+// standing still exactly EventBurst are written; as it moves, at most
+// EventBurst + EventRate per second of it, until every pod has its event. The first
+// attempts of all 500 pods, and their retries, cost far fewer writes than pods. Once
+// a node appears every pod is bound.
+func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
+	const pods = 500
+	clock := newFakeClock()
+	store := openStore(t)
+	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
+		Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watch, err := store.Watch(ctx, "events", "", store.Revision())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var writes, creates []int64 // revisions of the FailedScheduling writes
+	var seen int64              // the last revision of an event the watcher counted
+	go func() {
+		for {
+			evs, err := watch.Next(ctx)
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			for _, ev := range evs {
+				seen = max(seen, ev.Item.Revision)
+				if e, ok := ev.Item.Object.(*corev1.Event); ok && e.Reason == "FailedScheduling" {
+					writes = append(writes, ev.Item.Revision)
+					if ev.Type == persistence.Added {
+						creates = append(creates, ev.Item.Revision)
+					}
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	// counts returns the writes and creates up to revision upTo (0: all).
+	counts := func(upTo int64) (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		n := func(revs []int64) int {
+			k := 0
+			for _, r := range revs {
+				if upTo == 0 || r <= upTo {
+					k++
+				}
+			}
+			return k
+		}
+		return n(writes), n(creates)
+	}
+
+	var cmds []persistence.Command
+	for i := 0; i < pods; i++ {
+		p := st.NewPod(fmt.Sprintf("p%03d", i)).CPU("100m").Mem("64Mi").Obj()
+		p.UID = types.UID(fmt.Sprintf("uid-%d", i))
+		cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: podKey("default", p.Name), Object: p})
+	}
+	start := clock.Now()
+	if _, _, err := store.Apply(context.Background(), cmds...); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first burst of events", func() error {
+		if w, _ := counts(0); w < scheduler.EventBurst {
+			return fmt.Errorf("%d event writes", w)
+		}
+		return nil
+	})
+	if w, _ := counts(0); w != scheduler.EventBurst {
+		t.Fatalf("%d event writes with the clock still, want the burst, %d", w, scheduler.EventBurst)
+	}
+
+	// Move the clock a second per look until every pod has its event.
+	waitFor(t, "a FailedScheduling event for every pod", func() error {
+		with := 0
+		store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
+			if it.Object.(*corev1.Event).Reason == "FailedScheduling" {
+				with++
+			}
+			return true
+		})
+		if with < pods {
+			clock.Advance(time.Second)
+			return fmt.Errorf("%d pods with an event", with)
+		}
+		return nil
+	})
+	elapsed := clock.Now().Sub(start)
+	occurrences := 0
+	events := map[string]int{}
+	var last int64
+	store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
+		if e := it.Object.(*corev1.Event); e.Reason == "FailedScheduling" {
+			events[e.InvolvedObject.Name]++
+			occurrences += int(e.Count)
+			last = max(last, it.Revision)
+		}
+		return true
+	})
+	waitFor(t, "the watcher to count every write seen", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if seen < last {
+			return fmt.Errorf("counted up to revision %d of %d", seen, last)
+		}
+		return nil
+	})
+	// The writes up to the snapshot's last one (the budget may write more meanwhile).
+	w, c := counts(last)
+	t.Logf("%v of fake time: %d event writes (%d creates) for %d occurrences of %d pods", elapsed, w, c, occurrences, pods)
+	if limit := scheduler.EventBurst + scheduler.EventRate*elapsed.Seconds(); float64(w) > limit {
+		t.Fatalf("%d event writes in %v, more than the budget's %g", w, elapsed, limit)
+	}
+	if len(events) != pods || c != pods {
+		t.Fatalf("%d pods with events, %d creates; want one Event object per pod, %d", len(events), c, pods)
+	}
+	for name, n := range events {
+		if n != 1 {
+			t.Fatalf("pod %s has %d FailedScheduling events, want 1 (bumped)", name, n)
+		}
+	}
+	if occurrences < w {
+		t.Fatalf("%d occurrences counted for %d writes", occurrences, w)
+	}
+
+	create(t, s, st.NewNode("big").CPU("64").Mem("64Gi").Pods(1000).Obj())
+	waitFor(t, "every pod bound once a node came", func() error {
+		pending := 0
+		store.Snapshot("pods").Ascend("default", "", func(it *persistence.Item) bool {
+			if it.Object.(*corev1.Pod).Spec.NodeName == "" {
+				pending++
+			}
+			return true
+		})
+		if pending > 0 {
+			return fmt.Errorf("%d pending", pending)
+		}
+		return nil
+	})
+}
+
+// TestSchedulerScheduledEvents: with SchedulerEvents a bound pod gets a Scheduled
+// event naming its node (through the event budget, which has room for it here).
+func TestSchedulerScheduledEvents(t *testing.T) {
+	store := openStore(t)
+	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
+		Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, SchedulerEvents: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	create(t, s, st.NewNode("a").Obj())
+	create(t, s, st.NewPod("web").Obj())
+	waitFor(t, "a Scheduled event", func() error {
+		var msgs []string
+		store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
+			if e := it.Object.(*corev1.Event); e.Reason == "Scheduled" && e.InvolvedObject.Name == "web" {
+				msgs = append(msgs, e.Message)
+			}
+			return true
+		})
+		if !slices.Equal(msgs, []string{"Successfully assigned default/web to a"}) {
+			return fmt.Errorf("Scheduled events %q", msgs)
+		}
+		return nil
+	})
 }

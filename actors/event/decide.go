@@ -20,7 +20,8 @@ type Pending struct {
 	First metav1.Time
 }
 
-// Add counts one more record (of the pending key).
+// Add counts one more record (of the pending key), for as many occurrences as it
+// stands for.
 func (p *Pending) Add(r Record) {
 	if p.Count == 0 || r.At.Before(&p.First) {
 		p.First = r.At
@@ -28,7 +29,7 @@ func (p *Pending) Add(r Record) {
 	if p.Count == 0 || !r.At.Before(&p.Last.At) {
 		p.Last = r
 	}
-	p.Count++
+	p.Count += r.Occurrences()
 }
 
 // Next is the event to store for cur (nil: none stored) after the pending records:

@@ -132,6 +132,8 @@ func TestNext(t *testing.T) {
 	combinedA, combinedB := first, first
 	combinedA.Combined, combinedA.Message = true, CombinedPrefix+"Created pod: web-10"
 	combinedB.Combined, combinedB.Message, combinedB.At = true, CombinedPrefix+"Created pod: web-11", metav1.NewTime(t0.Add(2*time.Second))
+	held := rec("web", "SuccessfulCreate", "Created pod: web-1", 6*time.Minute)
+	held.Count = 4
 	bumpedRV := rec("web", "SuccessfulCreate", "Created pod: web-1", 3*time.Minute)
 	bumpedRV.Involved.ResourceVersion = "42"
 
@@ -151,6 +153,8 @@ func TestNext(t *testing.T) {
 		{"bump", stored, pend(bumpedRV), false, 2, 0, 3 * time.Minute, "Created pod: web-1", "42"},
 		{"bump by a burst out of order", stored, pend(rec("web", "SuccessfulCreate", "Created pod: web-1", 5*time.Minute),
 			rec("web", "SuccessfulCreate", "Created pod: web-1", 4*time.Minute)), false, 3, 0, 5 * time.Minute, "Created pod: web-1", ""},
+		{"a record standing for held occurrences counts them all", stored, pend(held), false, 5, 0, 6 * time.Minute, "Created pod: web-1", ""},
+		{"create from a counted record", nil, pend(held), true, 4, 6 * time.Minute, 6 * time.Minute, "Created pod: web-1", ""},
 		{"late record moves only firstTimestamp", stored, pend(rec("web", "SuccessfulCreate", "Created pod: web-1", -time.Minute)), false, 2, -time.Minute, 0, "Created pod: web-1", ""},
 		{"combined takes the latest message", nil, pend(combinedA, combinedB), true, 2, 0, 2 * time.Second, CombinedPrefix + "Created pod: web-11", ""},
 		{"long message is cut on a rune", nil, pend(long), true, 1, 0, 0, strings.Repeat("é", MaxMessageBytes/2), ""},

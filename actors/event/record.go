@@ -20,7 +20,13 @@ type Record struct {
 	// Combined marks a record standing for similar events (see Aggregator): its
 	// event is keyed without the message, so every combined occurrence bumps one event.
 	Combined bool
+	// Count is how many occurrences the record stands for (0 means 1): a recorder
+	// that held back identical occurrences sends them as one record.
+	Count int32
 }
+
+// Occurrences is how many occurrences the record stands for, at least 1.
+func (r Record) Occurrences() int32 { return max(r.Count, 1) }
 
 // similarKey identifies records of one source about one object with one type and
 // reason: the events that may be combined.

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"sort"
 	"strings"
@@ -16,15 +17,15 @@ type Bid struct {
 	Node   string          `json:"node"`
 	Fits   bool            `json:"fits"`
 	Reason string          `json:"reason,omitempty"`
-	Score  int64           `json:"score"`
+	Score  float64         `json:"score"`
 	Scores []PriorityScore `json:"scores,omitempty"` // filled by Explain only
 }
 
 // PriorityScore is one priority's part of a total.
 type PriorityScore struct {
-	Name   string `json:"name"`
-	Weight int64  `json:"weight"`
-	Score  int64  `json:"score"`
+	Name   string  `json:"name"`
+	Weight int64   `json:"weight"`
+	Score  float64 `json:"score"`
 }
 
 // Bid evaluates the pod on one node. It allocates nothing; ctx must be the pod's
@@ -56,7 +57,7 @@ func (p *Policy) bid(b *Bid, pod *corev1.Pod, n *NodeInfo, ctx *PodContext) {
 	for i := range p.Priorities {
 		w := &p.Priorities[i]
 		if w.Weight != 0 {
-			b.Score += w.Weight * w.Priority.Score(pod, n, ctx)
+			b.Score += float64(w.Weight) * w.Priority.Score(pod, n, ctx)
 		}
 	}
 }
@@ -99,7 +100,7 @@ const MaxTop = 5
 type Decision struct {
 	Pod      string         `json:"pod"`
 	Node     string         `json:"node,omitempty"`
-	Score    int64          `json:"score,omitempty"`
+	Score    float64        `json:"score,omitempty"`
 	Ties     int            `json:"ties,omitempty"` // fitting nodes that share the best score
 	Nodes    int            `json:"nodes"`
 	Feasible int            `json:"feasible"`
@@ -242,4 +243,23 @@ func FailedSchedulingMessage(d Decision) string {
 // ScheduledMessage words a decision with a winner as kube-scheduler's Scheduled event.
 func ScheduledMessage(d Decision) string {
 	return fmt.Sprintf("Successfully assigned %s to %s", d.Pod, d.Node)
+}
+
+// TieBreak returns the tie-break of one pod's decision: numbers drawn from a stream
+// seeded by a hash of the pod's key (PodKey) and salt (one per shard). The same pod
+// facing the same ties gets the same node, across runs and restarts; different pods
+// facing the same ties get different nodes, uniformly. Spreading never relies on it:
+// the scores tell emptier nodes apart.
+func TieBreak(key string, salt uint64) func(n int) int {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(key))
+	x := h.Sum64() ^ (salt * 0x9e3779b97f4a7c15)
+	return func(n int) int {
+		x += 0x9e3779b97f4a7c15 // splitmix64
+		z := x
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+		z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+		z ^= z >> 31
+		return int(z % uint64(n))
+	}
 }

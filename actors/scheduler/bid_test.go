@@ -13,7 +13,7 @@ func first(int) int  { return 0 }
 func last(n int) int { return n - 1 }
 
 func TestDecide(t *testing.T) {
-	fit := func(node string, score int64) Bid { return Bid{Node: node, Fits: true, Score: score} }
+	fit := func(node string, score float64) Bid { return Bid{Node: node, Fits: true, Score: score} }
 	no := func(node, reason string) Bid { return Bid{Node: node, Reason: reason} }
 	tests := []struct {
 		name     string
@@ -52,13 +52,13 @@ func TestDecide(t *testing.T) {
 
 func TestDecideTop(t *testing.T) {
 	var bids []Bid
-	for i, s := range []int64{5, 9, 1, 9, 7, 3, 8, 2} {
+	for i, s := range []float64{5, 9, 1, 9, 7, 3, 8, 2} {
 		bids = append(bids, Bid{Node: fmt.Sprintf("n%d", i), Fits: true, Score: s})
 	}
 	d := Decide(st.NewPod("p").Obj(), bids, first)
 	var got []string
 	for _, b := range d.Top {
-		got = append(got, fmt.Sprintf("%s:%d", b.Node, b.Score))
+		got = append(got, fmt.Sprintf("%s:%g", b.Node, b.Score))
 	}
 	want := []string{"n1:9", "n3:9", "n6:8", "n4:7", "n0:5"}
 	if !reflect.DeepEqual(got, want) {
@@ -77,7 +77,7 @@ func TestMergeProperty(t *testing.T) {
 		r := rand.New(rand.NewSource(seed))
 		bids := make([]Bid, 1+r.Intn(40))
 		for i := range bids {
-			bids[i] = Bid{Node: fmt.Sprintf("n%02d", i), Fits: r.Intn(3) > 0, Score: int64(r.Intn(4))}
+			bids[i] = Bid{Node: fmt.Sprintf("n%02d", i), Fits: r.Intn(3) > 0, Score: float64(r.Intn(4))}
 			if !bids[i].Fits {
 				bids[i].Reason, bids[i].Score = []string{ReasonInsufficientCPU, ReasonHostPorts}[r.Intn(2)], 0
 			}
@@ -131,12 +131,13 @@ func TestBidExplain(t *testing.T) {
 	policy := DefaultPolicy()
 	pod := st.NewPod("p").CPU("1").Mem("2Gi").Obj()
 	d := c.Schedule(pod, &policy, first)
-	want := Decision{Pod: "default/p", Node: "n1", Score: 27, Ties: 1, Nodes: 3, Feasible: 1,
+	// cpu (4000-1000)*10/4000 = 7.5, memory (8Gi-2Gi)*10/8Gi = 7.5: no longer truncated to 7.
+	want := Decision{Pod: "default/p", Node: "n1", Score: 27.5, Ties: 1, Nodes: 3, Feasible: 1,
 		Reasons: map[string]int{ReasonNotReady: 1, ReasonUnschedulable: 1},
-		Top: []Bid{{Node: "n1", Fits: true, Score: 27, Scores: []PriorityScore{
-			{Name: "LeastRequestedPriority", Weight: 1, Score: 7},
+		Top: []Bid{{Node: "n1", Fits: true, Score: 27.5, Scores: []PriorityScore{
+			{Name: "LeastRequestedPriority", Weight: 1, Score: 7.5},
 			{Name: "BalancedResourceAllocation", Weight: 1, Score: 10},
-			{Name: "ServiceSpreadingPriority", Weight: 1, Score: 10},
+			{Name: "SelectorSpreadPriority", Weight: 1, Score: 10},
 		}}}}
 	if !reflect.DeepEqual(d, want) {
 		t.Fatalf("Schedule =\n%+v\nwant\n%+v", d, want)
@@ -144,5 +145,38 @@ func TestBidExplain(t *testing.T) {
 	empty := Policy{}
 	if b := empty.Explain(pod, c.Node("n1"), NewPodContext(pod)); b.Score != 1 || len(b.Scores) != 1 || b.Scores[0].Name != "EqualPriority" {
 		t.Fatalf("policy without priorities: %+v, want EqualPriority 1", b)
+	}
+}
+
+// TestTieBreak: the same pod draws the same numbers; pods spread uniformly over the
+// choices; salts (shards) draw differently.
+func TestTieBreak(t *testing.T) {
+	a, b := TieBreak("default/web-1", 1), TieBreak("default/web-1", 1)
+	for i := 0; i < 10; i++ {
+		if x, y := a(7), b(7); x != y {
+			t.Fatalf("draw %d: %d and %d for the same pod", i, x, y)
+		}
+	}
+	const pods, choices = 20000, 10
+	hits := make([]int, choices)
+	salted := 0
+	for i := 0; i < pods; i++ {
+		key := fmt.Sprintf("default/web-%d", i)
+		k := TieBreak(key, 0)(choices)
+		if k < 0 || k >= choices {
+			t.Fatalf("%d out of range", k)
+		}
+		hits[k]++
+		if TieBreak(key, 1)(choices) != k {
+			salted++
+		}
+	}
+	for k, n := range hits {
+		if n < pods/choices-400 || n > pods/choices+400 {
+			t.Errorf("choice %d drawn %d times of %d; want about %d", k, n, pods, pods/choices)
+		}
+	}
+	if salted < pods*8/10 {
+		t.Errorf("another salt changed only %d of %d draws", salted, pods)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,7 +37,9 @@ type Cache struct {
 	pods     map[string]*cachedPod
 	assumed  map[string]time.Time
 	services map[string][]*serviceEntry // namespace -> services by name
-	svcGen   uint64                     // bumped by every service change
+	rcs      map[string][]*serviceEntry // namespace -> replication controllers by name
+	groups   map[string][]*serviceEntry // namespace -> spread groups of several selectors
+	svcGen   uint64                     // bumped by every service or controller change
 	changed  []*NodeInfo                // nodes changed since the last Changes
 	bids     []Bid                      // reused by Schedule
 }
@@ -52,6 +56,8 @@ func NewCache() *Cache {
 		pods:     make(map[string]*cachedPod),
 		assumed:  make(map[string]time.Time),
 		services: make(map[string][]*serviceEntry),
+		rcs:      make(map[string][]*serviceEntry),
+		groups:   make(map[string][]*serviceEntry),
 	}
 }
 
@@ -256,9 +262,12 @@ func (c *Cache) add(key string, pod *corev1.Pod, node string) {
 	n.AddPod(pod)
 	c.touch(n)
 	c.pods[key] = &cachedPod{pod: pod, node: node}
-	for _, s := range c.services[namespace(pod.Namespace)] {
-		if s.matches(pod.Labels) {
-			s.inc(n.slot)
+	ns := namespace(pod.Namespace)
+	for _, list := range [...][]*serviceEntry{c.services[ns], c.rcs[ns], c.groups[ns]} {
+		for _, s := range list {
+			if s.matches(pod.Labels) {
+				s.inc(n.slot)
+			}
 		}
 	}
 }
@@ -272,9 +281,12 @@ func (c *Cache) remove(key string) {
 	n := c.nodes[p.node]
 	n.removeKey(key)
 	c.touch(n)
-	for _, s := range c.services[namespace(p.pod.Namespace)] {
-		if s.matches(p.pod.Labels) {
-			s.dec(n.slot)
+	ns := namespace(p.pod.Namespace)
+	for _, list := range [...][]*serviceEntry{c.services[ns], c.rcs[ns], c.groups[ns]} {
+		for _, s := range list {
+			if s.matches(p.pod.Labels) {
+				s.dec(n.slot)
+			}
 		}
 	}
 	if n.node == nil && len(n.pods) == 0 {
@@ -285,30 +297,102 @@ func (c *Cache) remove(key string) {
 // SetService adds or updates a service and recounts its pods.
 func (c *Cache) SetService(svc *corev1.Service) {
 	ns := namespace(svc.Namespace)
-	c.RemoveService(ns, svc.Name)
+	c.setEntry(c.services, ns, svc.Name, ns+"/"+svc.Name, svc.Spec.Selector)
+}
+
+// RemoveService forgets a service.
+func (c *Cache) RemoveService(ns, name string) { c.removeEntry(c.services, namespace(ns), name) }
+
+// SetController adds or updates a replication controller, whose selector groups pods
+// for SelectorSpreadPriority. An update that keeps the selector (a status write)
+// changes nothing.
+func (c *Cache) SetController(rc *corev1.ReplicationController) {
+	ns := namespace(rc.Namespace)
+	c.setEntry(c.rcs, ns, rc.Name, ns+"/replicationcontrollers/"+rc.Name, rc.Spec.Selector)
+}
+
+// RemoveController forgets a replication controller.
+func (c *Cache) RemoveController(ns, name string) { c.removeEntry(c.rcs, namespace(ns), name) }
+
+func (c *Cache) setEntry(entries map[string][]*serviceEntry, ns, name, key string, selector map[string]string) {
+	pairs := sortedPairs(selector)
+	for _, e := range entries[ns] {
+		if e.name == name && slices.Equal(e.selector, pairs) {
+			return
+		}
+	}
+	c.removeEntry(entries, ns, name)
+	c.changedSelectors()
+	s := &serviceEntry{key: key, name: name, selector: pairs}
+	c.count(s, ns)
+	list := append(entries[ns], s)
+	sort.Slice(list, func(i, j int) bool { return list[i].name < list[j].name })
+	entries[ns] = list
+}
+
+func (c *Cache) removeEntry(entries map[string][]*serviceEntry, ns, name string) {
+	list := entries[ns]
+	for i, s := range list {
+		if s.name == name {
+			c.changedSelectors()
+			entries[ns] = append(list[:i:i], list[i+1:]...)
+			return
+		}
+	}
+}
+
+// changedSelectors notes that a service or controller came, went or changed: the
+// classes' cross-node facts are stale and the spread groups are rebuilt on demand.
+func (c *Cache) changedSelectors() {
 	c.svcGen++
-	s := &serviceEntry{key: ns + "/" + svc.Name, name: svc.Name, selector: sortedPairs(svc.Spec.Selector)}
+	clear(c.groups)
+}
+
+// count counts the cached pods of namespace ns that s selects.
+func (c *Cache) count(s *serviceEntry, ns string) {
 	for _, p := range c.pods {
 		if namespace(p.pod.Namespace) == ns && s.matches(p.pod.Labels) {
 			s.inc(c.nodes[p.node].slot)
 		}
 	}
-	list := append(c.services[ns], s)
-	sort.Slice(list, func(i, j int) bool { return list[i].name < list[j].name })
-	c.services[ns] = list
 }
 
-// RemoveService forgets a service.
-func (c *Cache) RemoveService(ns, name string) {
-	ns = namespace(ns)
-	list := c.services[ns]
-	for i, s := range list {
-		if s.name == name {
-			c.svcGen++
-			c.services[ns] = append(list[:i:i], list[i+1:]...)
-			return
+// spreadGroup returns the entry counting the pods of the pod's group: those that any
+// service or controller selecting the pod selects. Nil when none selects it.
+func (c *Cache) spreadGroup(pod *corev1.Pod) *serviceEntry {
+	ns := namespace(pod.Namespace)
+	var buf [4]*serviceEntry
+	members := buf[:0]
+	for _, list := range [...][]*serviceEntry{c.services[ns], c.rcs[ns]} {
+		for _, e := range list {
+			if e.matches(pod.Labels) {
+				members = append(members, e)
+			}
 		}
 	}
+	switch len(members) {
+	case 0:
+		return nil
+	case 1:
+		return members[0]
+	}
+	for _, g := range c.groups[ns] {
+		if slices.Equal(g.members, members) {
+			return g
+		}
+	}
+	keys := make([]string, len(members))
+	for i, m := range members {
+		keys[i] = m.key
+	}
+	key := strings.Join(keys, "|")
+	g := &serviceEntry{key: key, name: key, members: slices.Clone(members)}
+	for _, m := range members {
+		g.anyOf = append(g.anyOf, m.selector)
+	}
+	c.count(g, ns)
+	c.groups[ns] = append(c.groups[ns], g)
+	return g
 }
 
 // Context builds the pod's PodContext with what the policy needs from other nodes:
@@ -318,6 +402,9 @@ func (c *Cache) RemoveService(ns, name string) {
 func (c *Cache) Context(pod *corev1.Pod, policy *Policy) *PodContext {
 	ctx := NewPodContext(pod)
 	ctx.services = c.svcGen
+	if g := c.spreadGroup(pod); g != nil {
+		ctx.Spread, ctx.SpreadPods, ctx.SpreadMax, ctx.spreadPerSlot = g.key, g.total, g.max, g.perSlot
+	}
 	var s *serviceEntry
 	for _, e := range c.services[namespace(pod.Namespace)] {
 		if e.matches(pod.Labels) {
@@ -326,6 +413,9 @@ func (c *Cache) Context(pod *corev1.Pod, policy *Policy) *PodContext {
 		}
 	}
 	if s == nil {
+		if ctx.Spread != "" {
+			ctx.class = ctx.classKey()
+		}
 		return ctx
 	}
 	ctx.Service, ctx.ServicePods, ctx.MaxPerNode, ctx.perSlot = s.key, s.total, s.max, s.perSlot
@@ -404,11 +494,14 @@ func namespace(ns string) string {
 	return ns
 }
 
-// serviceEntry counts a service's pods per node slot, with a histogram of the
-// counts so that the largest is known at once as pods come and go.
+// serviceEntry counts the pods a selector selects (a service's, a replication
+// controller's, or any of several for a spread group) per node slot, with a histogram
+// of the counts so that the largest is known at once as pods come and go.
 type serviceEntry struct {
 	key, name string
 	selector  []labelPair
+	anyOf     [][]labelPair   // a spread group: pods any of these select
+	members   []*serviceEntry // a spread group: the entries whose selectors anyOf holds
 	perSlot   []int32
 	hist      []int32 // hist[k]: nodes holding k pods of the service, k >= 1
 	max       int
@@ -417,10 +510,22 @@ type serviceEntry struct {
 
 // matches follows today's API: a service without a selector selects no pods.
 func (s *serviceEntry) matches(podLabels map[string]string) bool {
-	if len(s.selector) == 0 {
+	if s.anyOf != nil {
+		for _, sel := range s.anyOf {
+			if selects(sel, podLabels) {
+				return true
+			}
+		}
 		return false
 	}
-	for _, p := range s.selector {
+	return selects(s.selector, podLabels)
+}
+
+func selects(selector []labelPair, podLabels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for _, p := range selector {
 		if v, ok := podLabels[p.key]; !ok || v != p.value {
 			return false
 		}

@@ -22,6 +22,15 @@ type PodContext struct {
 	// MaxPerNode is the largest number of the service's pods on any one node.
 	MaxPerNode int
 
+	// Spread names the pod's spread group (the pods selected by any service or
+	// replication controller that selects the pod), "" if none.
+	Spread string
+	// SpreadPods is the number of the group's pods on nodes (assumed included).
+	SpreadPods int
+	// SpreadMax is the largest number of the group's pods on any one node.
+	SpreadMax     int
+	spreadPerSlot []int32 // group pods by node slot
+
 	perSlot     []int32                   // service pods by node slot
 	labelCounts map[string]map[string]int // label -> value -> service pods on nodes with it
 	affinity    map[string]string         // service-affinity label -> value the node must have
@@ -53,9 +62,17 @@ func (c *PodContext) ServicePodsOn(n *NodeInfo) int {
 	return int(c.perSlot[n.slot])
 }
 
+// SpreadPodsOn returns how many pods of the pod's spread group the node holds.
+func (c *PodContext) SpreadPodsOn(n *NodeInfo) int {
+	if n.slot < 0 || n.slot >= len(c.spreadPerSlot) {
+		return 0
+	}
+	return int(c.spreadPerSlot[n.slot])
+}
+
 // classKey names the pod's equivalence class: everything of the pod that the
 // predicates and priorities of this package read (its usage, host ports, disks, node
-// selector, spec.nodeName and first service). Pods with the same key get the same bid
+// selector, spec.nodeName, first service and spread group). Pods with the same key get the same bid
 // on every node, given the same cross-node facts. Strings are length-prefixed, so
 // distinct inputs give distinct keys.
 func (c *PodContext) classKey() string {
@@ -86,6 +103,7 @@ func (c *PodContext) classKey() string {
 	b = append(b, 'h')
 	b = appendString(b, c.pod.Spec.NodeName)
 	b = appendString(b, c.Service)
+	b = appendString(b, c.Spread)
 	if c.claims != "" {
 		b = append(b, 'v')
 		b = appendString(b, c.claims)

@@ -55,6 +55,7 @@ var (
 		"LeastRequestedPriority":     LeastRequestedPriority{},
 		"BalancedResourceAllocation": BalancedResourceAllocation{},
 		"ServiceSpreadingPriority":   ServiceSpreadingPriority{},
+		"SelectorSpreadPriority":     SelectorSpreadPriority{},
 		"EqualPriority":              EqualPriority{},
 	}
 )
@@ -71,15 +72,18 @@ func LookupPriority(name string) (Priority, bool) {
 	return p, ok
 }
 
-// DefaultPolicy is v1.0's DefaultProvider, five predicates and three priorities of
-// weight 1, with VolumeClaimsBound first (a pod waits for its claims).
+// DefaultPolicy is the DefaultProvider: v1.0's five predicates and three priorities
+// of weight 1, with v1.1's SelectorSpreadPriority (the pods of a service or of a
+// replication controller) in place of v1.0's ServiceSpreadingPriority (the pods of
+// the first service only), which a policy file may still name; VolumeClaimsBound
+// comes first (a pod waits for its claims).
 func DefaultPolicy() Policy {
 	return Policy{
 		Predicates: []Predicate{VolumeClaimsBound{}, PodFitsHostPorts{}, PodFitsResources{}, NoDiskConflict{}, MatchNodeSelector{}, HostName{}},
 		Priorities: []WeightedPriority{
 			{Name: "LeastRequestedPriority", Weight: 1, Priority: LeastRequestedPriority{}},
 			{Name: "BalancedResourceAllocation", Weight: 1, Priority: BalancedResourceAllocation{}},
-			{Name: "ServiceSpreadingPriority", Weight: 1, Priority: ServiceSpreadingPriority{}},
+			{Name: "SelectorSpreadPriority", Weight: 1, Priority: SelectorSpreadPriority{}},
 		},
 	}
 }

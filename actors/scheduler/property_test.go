@@ -30,6 +30,7 @@ func randomCluster(r *rand.Rand, nodes int) *Cache {
 		c.SetNode(b.Obj())
 	}
 	c.SetService(st.NewService("web", "app", "web"))
+	c.SetController(st.NewRC("db", "app", "db"))
 	return c
 }
 
@@ -217,8 +218,9 @@ func overcommitted(node *corev1.Node, pods []*corev1.Pod) string {
 	return ""
 }
 
-// Property 3: identical pods of one service spread over identical nodes under the
-// default policy end with at most one pod of difference between nodes.
+// Property 3: identical pods of one service or of one replication controller spread
+// over identical nodes under the default policy end with at most one pod of
+// difference between nodes, whatever the tie-break.
 func TestPropertySpread(t *testing.T) {
 	for seed := int64(1); seed <= 100; seed++ {
 		r := rand.New(rand.NewSource(seed))
@@ -227,7 +229,11 @@ func TestPropertySpread(t *testing.T) {
 		for i := 0; i < nodes; i++ {
 			c.SetNode(st.NewNode(fmt.Sprintf("n%02d", i)).CPU("64").Mem("256Gi").Pods(110).Obj())
 		}
-		c.SetService(st.NewService("web", "app", "web"))
+		if seed%2 == 0 {
+			c.SetService(st.NewService("web", "app", "web"))
+		} else {
+			c.SetController(st.NewRC("web", "app", "web"))
+		}
 		cpu, mem := fmt.Sprintf("%dm", 1+r.Intn(500)), fmt.Sprintf("%dMi", 1+r.Intn(1000))
 		policy := DefaultPolicy()
 		pods := r.Intn(10*nodes + 1)

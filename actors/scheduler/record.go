@@ -13,7 +13,7 @@ const DecisionAnnotation = "scheduler.kubeactor.io/decision"
 // Record is a decision as the pod's DecisionAnnotation keeps it.
 type Record struct {
 	Node       string          `json:"node"`
-	Score      int64           `json:"score"`
+	Score      float64         `json:"score"`
 	Ties       int             `json:"ties,omitempty"`
 	Feasible   int             `json:"feasible"`
 	Nodes      int             `json:"nodes"`
@@ -24,8 +24,8 @@ type Record struct {
 
 // ScoredNode is a candidate node and its total score.
 type ScoredNode struct {
-	Node  string `json:"node"`
-	Score int64  `json:"score"`
+	Node  string  `json:"node"`
+	Score float64 `json:"score"`
 }
 
 // EncodeDecision returns the DecisionAnnotation value of d, whose winner scored

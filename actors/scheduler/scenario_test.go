@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,17 +23,31 @@ type scenario struct {
 	Policy   json.RawMessage `json:"policy"` // a policy file; the default when absent
 	Nodes    []nodeSpec      `json:"nodes"`
 	Services []serviceSpec   `json:"services"`
-	Pods     []podSpec       `json:"pods"` // bound already
-	Steps    []step          `json:"steps"`
+	// Controllers are replication controllers: their selectors group pods for
+	// SelectorSpreadPriority, as services' do.
+	Controllers []serviceSpec `json:"controllers"`
+	Pods        []podSpec     `json:"pods"` // bound already
+	Steps       []step        `json:"steps"`
 }
 
 type step struct {
-	Schedule   *podSpec  `json:"schedule"`   // decide and assume
+	Schedule *podSpec `json:"schedule"` // decide and assume
+	// Replicas decides and assumes Count copies of Pod, named <name>-<i>, and
+	// writes how many pods each node then holds instead of every decision.
+	Replicas   *replicas `json:"replicas"`
 	Forget     string    `json:"forget"`     // the binding of this pod failed
 	Bound      string    `json:"bound"`      // the binding of this assumed pod was observed
 	Delete     string    `json:"delete"`     // the pod was deleted
 	SetNode    *nodeSpec `json:"setNode"`    // a node was added or changed
 	RemoveNode string    `json:"removeNode"` // a node was deleted
+}
+
+type replicas struct {
+	Count int     `json:"count"`
+	Pod   podSpec `json:"pod"`
+	// TieBreak "first" always picks the first tied node by name, to show that the
+	// spread comes from the scores; the default is the scenario's seeded random.
+	TieBreak string `json:"tieBreak"`
 }
 
 type nodeSpec struct {
@@ -127,6 +143,11 @@ func run(t *testing.T, sc scenario) string {
 	for _, s := range sc.Services {
 		c.SetService(st.NewService(s.Name, flatten(s.Selector)...))
 	}
+	for _, s := range sc.Controllers {
+		rc := &corev1.ReplicationController{}
+		rc.Name, rc.Namespace, rc.Spec.Selector = s.Name, "default", s.Selector
+		c.SetController(rc)
+	}
 	for _, p := range sc.Pods {
 		c.SetPod(p.obj())
 	}
@@ -147,6 +168,25 @@ func run(t *testing.T, sc scenario) string {
 				bound.Node = d.Node
 				specs[bound.Name] = bound
 			}
+		case s.Replicas != nil:
+			tieBreak := r.Intn
+			if s.Replicas.TieBreak == "first" {
+				tieBreak = func(int) int { return 0 }
+			}
+			for i := 0; i < s.Replicas.Count; i++ {
+				spec := s.Replicas.Pod
+				spec.Name = fmt.Sprintf("%s-%d", spec.Name, i)
+				pod := spec.obj()
+				d := c.Schedule(pod, &policy, tieBreak)
+				if d.Node == "" {
+					fmt.Fprintf(&out, "schedule %s -> none: %s\n", d.Pod, FailedSchedulingMessage(d))
+					continue
+				}
+				if err := c.Assume(pod, d.Node, t0); err != nil {
+					t.Fatal(err)
+				}
+			}
+			writeSpread(&out, c, s.Replicas)
 		case s.Forget != "":
 			c.Forget("default/" + s.Forget)
 			fmt.Fprintf(&out, "forget default/%s\n", s.Forget)
@@ -169,18 +209,36 @@ func run(t *testing.T, sc scenario) string {
 	return out.String()
 }
 
+// writeSpread writes the pods per node after a replicas step, and max - min.
+func writeSpread(out *bytes.Buffer, c *Cache, rs *replicas) {
+	lo, hi := -1, 0
+	fmt.Fprintf(out, "replicas %s x%d:", rs.Pod.Name, rs.Count)
+	for _, n := range c.Nodes() {
+		k := n.NumPods()
+		fmt.Fprintf(out, " %s=%d", n.Name(), k)
+		if lo < 0 || k < lo {
+			lo = k
+		}
+		hi = max(hi, k)
+	}
+	fmt.Fprintf(out, "\n  pods per node %d..%d, max - min = %d\n", lo, hi, hi-lo)
+}
+
+// score prints a score with at most three decimals.
+func score(f float64) string { return strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64) }
+
 func writeDecision(out *bytes.Buffer, d Decision) {
 	if d.Node == "" {
 		fmt.Fprintf(out, "schedule %s -> none: %s\n", d.Pod, FailedSchedulingMessage(d))
 		return
 	}
-	fmt.Fprintf(out, "schedule %s -> %s (score %d, %d tied, %d/%d feasible)\n", d.Pod, d.Node, d.Score, d.Ties, d.Feasible, d.Nodes)
+	fmt.Fprintf(out, "schedule %s -> %s (score %s, %d tied, %d/%d feasible)\n", d.Pod, d.Node, score(d.Score), d.Ties, d.Feasible, d.Nodes)
 	for _, b := range d.Top {
 		parts := make([]string, len(b.Scores))
 		for i, s := range b.Scores {
-			parts[i] = fmt.Sprintf("%s %dx%d", s.Name, s.Weight, s.Score)
+			parts[i] = fmt.Sprintf("%s %dx%s", s.Name, s.Weight, score(s.Score))
 		}
-		fmt.Fprintf(out, "  %s %d: %s\n", b.Node, b.Score, strings.Join(parts, ", "))
+		fmt.Fprintf(out, "  %s %s: %s\n", b.Node, score(b.Score), strings.Join(parts, ", "))
 	}
 	if len(d.Reasons) > 0 {
 		fmt.Fprintf(out, "  rejected: %s\n", strings.TrimPrefix(FailedSchedulingMessage(d), fmt.Sprintf("%d/%d nodes are available: ", d.Feasible, d.Nodes)))

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"maps"
 	"math/bits"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -15,18 +16,20 @@ const MaxClasses = 32
 // recent class the shard keeps every node's last bid, its fitting nodes bucketed by
 // total score and its rejections counted by reason. A decision re-bids only the nodes
 // that changed since (Touch), and every node when a cross-node fact the class's scores
-// were computed with changed (the largest count of its service on a node, its pods
-// per label value, the labels service affinity pins, the services themselves).
+// were computed with changed (the largest count of its service or of its spread
+// group on a node, its pods per label value, the labels service affinity pins, the
+// services and replication controllers themselves).
 //
 // Decide returns exactly what Decide over a full evaluation of the shard's nodes
 // would, the tied node a given tie-break picks included. A Shard has one writer; it
 // reads the NodeInfos it is given, so they must not change while SetNodes, Touch or
 // Decide runs.
 type Shard struct {
-	policy     *Policy
-	exact      bool // every plugin is this package's: classes are sound
-	readsMax   bool // a priority reads MaxPerNode
-	readsTotal bool // a priority reads ServicePods and the counts per label value
+	policy      *Policy
+	exact       bool // every plugin is this package's: classes are sound
+	readsMax    bool // a priority reads MaxPerNode
+	readsSpread bool // a priority reads SpreadMax
+	readsTotal  bool // a priority reads ServicePods and the counts per label value
 
 	nodes   []*NodeInfo // the shard's nodes by name
 	index   []int32     // cache slot -> position in nodes, -1 when not ours
@@ -48,25 +51,80 @@ type class struct {
 
 // cell is a node's last bid for the class.
 type cell struct {
-	score  int64
+	score  float64
 	reason string
 	fits   bool
 	known  bool // counted in buckets or reasons
 	dirty  bool // listed in class.dirty
 }
 
-// bucket is the set of fitting nodes with one total score, as a bitset over node
-// positions: positions follow names, so its set bits in order are the ties by name.
+// bucket is the set of fitting nodes with one total score: positions follow names,
+// so its members in order are the ties by name. Scores are not whole numbers, so a
+// cluster of unlike nodes has many buckets of a few nodes each: a bucket keeps up to
+// sparseMax positions sorted, and turns into a bitset over all positions beyond.
 type bucket struct {
-	score int64
+	score float64
 	count int
-	bits  []uint64
+	pos   []int32  // sorted, while bits is nil
+	bits  []uint64 // once more than sparseMax
+}
+
+const sparseMax = 8
+
+// add puts position j (of n) in the bucket.
+func (bk *bucket) add(j, n int) {
+	bk.count++
+	if bk.bits == nil && len(bk.pos) < sparseMax {
+		i, _ := slices.BinarySearch(bk.pos, int32(j))
+		bk.pos = slices.Insert(bk.pos, i, int32(j))
+		return
+	}
+	if bk.bits == nil {
+		bk.bits = make([]uint64, (n+63)/64)
+		for _, p := range bk.pos {
+			bk.bits[p/64] |= 1 << (p % 64)
+		}
+		bk.pos = nil
+	}
+	bk.bits[j/64] |= 1 << (j % 64)
+}
+
+// remove takes position j out of the bucket.
+func (bk *bucket) remove(j int) {
+	bk.count--
+	if bk.bits != nil {
+		bk.bits[j/64] &^= 1 << (j % 64)
+		return
+	}
+	if i, ok := slices.BinarySearch(bk.pos, int32(j)); ok {
+		bk.pos = slices.Delete(bk.pos, i, i+1)
+	}
+}
+
+// each calls f with the bucket's positions in order until f returns false.
+func (bk *bucket) each(f func(j int) bool) {
+	if bk.bits == nil {
+		for _, p := range bk.pos {
+			if !f(int(p)) {
+				return
+			}
+		}
+		return
+	}
+	for w, word := range bk.bits {
+		for ; word != 0; word &= word - 1 {
+			if !f(w*64 + bits.TrailingZeros64(word)) {
+				return
+			}
+		}
+	}
 }
 
 // facts are what a class's scores read beyond one node.
 type facts struct {
 	services    uint64
 	maxPerNode  int
+	spreadMax   int
 	servicePods int
 	labelCounts map[string]map[string]int
 	affinity    map[string]string
@@ -87,6 +145,8 @@ func NewShard(policy *Policy) *Shard {
 		switch w.Priority.(type) {
 		case ServiceSpreadingPriority:
 			s.readsMax = s.readsMax || w.Weight != 0
+		case SelectorSpreadPriority:
+			s.readsSpread = s.readsSpread || w.Weight != 0
 		case ServiceAntiAffinity:
 			s.readsTotal = s.readsTotal || w.Weight != 0
 		case LeastRequestedPriority, BalancedResourceAllocation, NodeLabelPriority, EqualPriority:
@@ -199,6 +259,9 @@ func (s *Shard) factsOf(ctx *PodContext) facts {
 	if s.readsMax {
 		f.maxPerNode = ctx.MaxPerNode
 	}
+	if s.readsSpread {
+		f.spreadMax = ctx.SpreadMax
+	}
 	if s.readsTotal {
 		f.servicePods, f.labelCounts = ctx.ServicePods, ctx.labelCounts
 	}
@@ -206,7 +269,7 @@ func (s *Shard) factsOf(ctx *PodContext) facts {
 }
 
 func (f *facts) equal(g *facts) bool {
-	if f.services != g.services || f.maxPerNode != g.maxPerNode || f.servicePods != g.servicePods ||
+	if f.services != g.services || f.maxPerNode != g.maxPerNode || f.spreadMax != g.spreadMax || f.servicePods != g.servicePods ||
 		!maps.Equal(f.affinity, g.affinity) || len(f.labelCounts) != len(g.labelCounts) {
 		return false
 	}
@@ -233,12 +296,10 @@ func (s *Shard) decision(c *class, pod *corev1.Pod, tieBreak func(int) int) Deci
 	d.Node = s.nodes[best.nth(pick(tieBreak, best.count))].name
 	d.Top = make([]Bid, 0, MaxTop)
 	for _, bk := range c.buckets {
-		for w, word := range bk.bits {
-			for ; word != 0 && len(d.Top) < MaxTop; word &= word - 1 {
-				j := w*64 + bits.TrailingZeros64(word)
-				d.Top = append(d.Top, Bid{Node: s.nodes[j].name, Fits: true, Score: bk.score})
-			}
-		}
+		bk.each(func(j int) bool {
+			d.Top = append(d.Top, Bid{Node: s.nodes[j].name, Fits: true, Score: bk.score})
+			return len(d.Top) < MaxTop
+		})
 		if len(d.Top) == MaxTop {
 			break
 		}
@@ -282,19 +343,14 @@ func (c *class) count(j int, x *cell) {
 		return
 	}
 	c.feasible++
-	i := 0
-	for i < len(c.buckets) && c.buckets[i].score > x.score {
-		i++
-	}
+	i := c.find(x.score)
 	if i == len(c.buckets) || c.buckets[i].score != x.score {
-		bk := &bucket{score: x.score, bits: make([]uint64, (len(c.cells)+63)/64)}
+		bk := &bucket{score: x.score}
 		c.buckets = append(c.buckets, nil)
 		copy(c.buckets[i+1:], c.buckets[i:])
 		c.buckets[i] = bk
 	}
-	bk := c.buckets[i]
-	bk.bits[j/64] |= 1 << (j % 64)
-	bk.count++
+	c.buckets[i].add(j, len(c.cells))
 }
 
 func (c *class) uncount(j int, x *cell) {
@@ -305,20 +361,36 @@ func (c *class) uncount(j int, x *cell) {
 		return
 	}
 	c.feasible--
-	for i, bk := range c.buckets {
-		if bk.score != x.score {
-			continue
-		}
-		bk.bits[j/64] &^= 1 << (j % 64)
-		if bk.count--; bk.count == 0 {
-			c.buckets = append(c.buckets[:i], c.buckets[i+1:]...)
-		}
-		return
+	i := c.find(x.score)
+	if i == len(c.buckets) || c.buckets[i].score != x.score {
+		return // cannot happen: a counted cell has its bucket
+	}
+	bk := c.buckets[i]
+	if bk.remove(j); bk.count == 0 {
+		c.buckets = append(c.buckets[:i], c.buckets[i+1:]...)
 	}
 }
 
-// nth returns the position of the k-th set bit (from 0), k < count.
+// find returns the position of the bucket of score, or where it would go: buckets
+// are by score, best first. Scores are not whole numbers, so there may be many.
+func (c *class) find(score float64) int {
+	lo, hi := 0, len(c.buckets)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c.buckets[m].score > score {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// nth returns the k-th position (from 0), k < count.
 func (bk *bucket) nth(k int) int {
+	if bk.bits == nil {
+		return int(bk.pos[k])
+	}
 	for w, word := range bk.bits {
 		if n := bits.OnesCount64(word); k >= n {
 			k -= n

@@ -175,6 +175,18 @@ func NewService(name string, selector ...string) *corev1.Service {
 	}
 }
 
+// NewRC returns a replication controller in namespace default selecting the given
+// labels (key, value...), with one replica of a pod carrying them.
+func NewRC(name string, selector ...string) *corev1.ReplicationController {
+	one := int32(1)
+	return &corev1.ReplicationController{
+		TypeMeta:   metav1.TypeMeta{Kind: "ReplicationController", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
+		Spec: corev1.ReplicationControllerSpec{Replicas: &one, Selector: addPairs(nil, selector),
+			Template: &corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: addPairs(nil, selector)}}},
+	}
+}
+
 func addPairs(m map[string]string, kv []string) map[string]string {
 	if len(kv)%2 != 0 {
 		panic("schedtest: labels need key, value pairs")
