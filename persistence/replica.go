@@ -30,6 +30,10 @@ type Replication struct {
 	LeaderLeaseTimeout time.Duration
 	// SnapshotThreshold is how many Raft entries pass between snapshots (0: default).
 	SnapshotThreshold uint64
+	// TrailingLogs is how many Raft entries a snapshot leaves in the log (0: default).
+	TrailingLogs uint64
+	// SnapshotInterval is how often the threshold is checked (0: default).
+	SnapshotInterval time.Duration
 }
 
 // Member is one replica as the Raft configuration and its last report know it.
