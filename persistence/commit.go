@@ -49,6 +49,11 @@ func (s *Store) run() {
 		if !ok {
 			return
 		}
+		if s.replica != nil {
+			// Wait for room in the pipeline first: meanwhile the queue fills and
+			// the entry carries more transactions.
+			s.replica.acquire()
+		}
 		group = append(group[:0], r)
 		size := r.size()
 		open := true

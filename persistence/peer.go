@@ -379,4 +379,3 @@ func (r *replica) fetchInfo(ctx context.Context, name, addr string) (memberInfo,
 	r.imu.Unlock()
 	return in, nil
 }
-

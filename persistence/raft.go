@@ -36,6 +36,10 @@ const (
 	maxEntryBytes = 4 << 20
 	// maxInflight bounds the entries proposed and not yet answered (the pipeline).
 	maxInflight = 1024
+	// pipelineDepth is how many entries the committer keeps in flight: a few, so
+	// that the log is written and replicated while the next group gathers (and
+	// entries stay large: fewer fsyncs on every replica).
+	pipelineDepth = 2
 )
 
 // replica is the Raft side of a replicated store.
@@ -57,6 +61,7 @@ type replica struct {
 	pmu      sync.Mutex
 	pending  map[uint64][]*request // proposed by this replica, by sequence number
 	inflight chan inflightEntry
+	slots    chan struct{} // one per entry in flight (pipelineDepth)
 	waiterWG sync.WaitGroup
 
 	applied   atomic.Uint64 // last Raft index the FSM applied (or restored)
@@ -102,6 +107,7 @@ func openReplica(s *Store, conf Replication, dir string, inMemory bool) (*replic
 		log:       s.log.WithField("replica", conf.Name),
 		pending:   make(map[uint64][]*request),
 		inflight:  make(chan inflightEntry, maxInflight),
+		slots:     make(chan struct{}, pipelineDepth),
 		appliedCh: make(chan struct{}),
 		termCh:    make(chan struct{}),
 		notify:    make(chan bool, 64),
@@ -276,6 +282,7 @@ func (r *replica) fail(err error) {
 // proposed without waiting for it (the waiter and the FSM answer).
 func (r *replica) propose(group []*request) {
 	if r.raft.State() != raft.Leader {
+		<-r.slots
 		for _, q := range group {
 			q.done <- result{err: fmt.Errorf("apply: %w", ErrNotLeader)}
 		}
@@ -290,6 +297,9 @@ func (r *replica) propose(group []*request) {
 	data := encodeEntry(entryOrigin{name: r.name, inc: r.inc, seq: seq}, reqs)
 	r.inflight <- inflightEntry{seq: seq, f: r.raft.Apply(data, 0)}
 }
+
+// acquire takes a place in the pipeline for the committer's next entry.
+func (r *replica) acquire() { r.slots <- struct{}{} }
 
 // takePending removes and returns this replica's requests of an entry it proposed.
 func (r *replica) takePending(o entryOrigin) []*request {
@@ -308,7 +318,8 @@ func (r *replica) takePending(o entryOrigin) []*request {
 func (r *replica) waiter() {
 	defer r.waiterWG.Done()
 	for e := range r.inflight {
-		err := e.f.Error()
+		err := r.await(e.f)
+		<-r.slots
 		r.pmu.Lock()
 		reqs := r.pending[e.seq]
 		delete(r.pending, e.seq)
@@ -326,6 +337,26 @@ func (r *replica) waiter() {
 		}
 		for _, q := range reqs {
 			q.done <- result{err: err}
+		}
+	}
+}
+
+// await waits for a future of Raft. A future still queued when Raft shuts down is
+// never answered (hashicorp/raft's buffered apply channel): once Raft is shut down,
+// it is of unknown outcome.
+func (r *replica) await(f raft.Future) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-t.C:
+			if r.raft.State() == raft.Shutdown {
+				return raft.ErrRaftShutdown
+			}
 		}
 	}
 }
@@ -478,7 +509,7 @@ func (r *replica) watchLeadership() {
 // leader's commit index may be behind what an earlier leader committed.
 func (r *replica) startTerm(epoch uint64) {
 	defer r.wg.Done()
-	err := r.raft.Apply(encodeEntry(entryOrigin{}, nil), 0).Error()
+	err := r.await(r.raft.Apply(encodeEntry(entryOrigin{}, nil), 0))
 	r.lmu.Lock()
 	defer r.lmu.Unlock()
 	if err == nil && r.epoch == epoch && r.lead {
