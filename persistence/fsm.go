@@ -69,13 +69,6 @@ func encodeEntry(o entryOrigin, group []*request) []byte {
 	return b
 }
 
-// decodedEntry is an entry read back: its origin and, unless the origin's own
-// requests answer for it, its transactions with objects still to decode.
-type decodedEntry struct {
-	origin entryOrigin
-	txns   []*request
-}
-
 // decodeEntryHeader reads the origin of an entry and returns the decoder at its
 // transactions.
 func decodeEntryHeader(data []byte) (entryOrigin, decoder, error) {

@@ -148,7 +148,7 @@ func openReplica(s *Store, conf Replication, dir string, inMemory bool) (*replic
 	rc.BatchApplyCh = true
 	rc.NoSnapshotRestoreOnStart = true // the FSM's state is in Pebble, with its applied index
 	rc.NotifyCh = r.notify
-	logs, err := raft.NewLogCache(1024, r.logs)
+	logs, err := raft.NewLogCache(128, r.logs)
 	if err != nil {
 		return nil, errors.Join(err, trans.Close())
 	}
@@ -243,11 +243,7 @@ func (r *replica) recoverSnapshot() error {
 // shutdown stops Raft (in-flight entries get ErrUnknownOutcome), the peer port and
 // the replica's goroutines. The committer has stopped.
 func (r *replica) shutdown() {
-	if r.raft != nil {
-		if err := r.raft.Shutdown().Error(); err != nil {
-			r.log.WithError(err).Warn("raft shutdown")
-		}
-	}
+	r.stopRaft()
 	close(r.inflight)
 	r.waiterWG.Wait()
 	r.pmu.Lock()
@@ -269,6 +265,15 @@ func (r *replica) shutdown() {
 	r.cli.CloseIdleConnections()
 }
 
+// stopRaft shuts Raft down (and with it the peer transport).
+func (r *replica) stopRaft() {
+	if r.raft != nil {
+		if err := r.raft.Shutdown().Error(); err != nil {
+			r.log.WithError(err).Warn("raft shutdown")
+		}
+	}
+}
+
 // fail stops this replica after its FSM could not apply an entry: its state would
 // differ from the others'. The store keeps serving reads of what it has.
 func (r *replica) fail(err error) {
@@ -281,10 +286,14 @@ func (r *replica) fail(err error) {
 // propose is the committer's step in replicated mode: the group becomes one entry,
 // proposed without waiting for it (the waiter and the FSM answer).
 func (r *replica) propose(group []*request) {
-	if r.raft.State() != raft.Leader {
+	if st := r.raft.State(); st != raft.Leader {
 		<-r.slots
+		err := fmt.Errorf("apply: %w", ErrNotLeader)
+		if st == raft.Shutdown {
+			err = fmt.Errorf("apply: %w", ErrClosed)
+		}
 		for _, q := range group {
-			q.done <- result{err: fmt.Errorf("apply: %w", ErrNotLeader)}
+			q.done <- result{err: err}
 		}
 		return
 	}

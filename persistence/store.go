@@ -146,6 +146,11 @@ func (s *Store) Close() error {
 	s.closed = true
 	close(s.queue)
 	s.closeMu.Unlock()
+	if s.replica != nil {
+		// Raft first: the committer may wait for room in the pipeline, which a
+		// replica without a majority would never make.
+		s.replica.stopRaft()
+	}
 	<-s.stopped
 	if s.replica != nil {
 		s.replica.shutdown()
