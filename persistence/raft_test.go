@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -661,5 +663,73 @@ func TestReplicatedLeadershipChannel(t *testing.T) {
 	n2, _ := c.leader()
 	if n2 == name {
 		t.Fatal("leadership did not move")
+	}
+}
+
+func TestReplicatedLeaderWithoutMajorityNeverAcknowledges(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	name, ls := c.leader()
+	ctx := context.Background()
+	if _, _, err := ls.Apply(ctx, create("default", "before")); err != nil {
+		t.Fatal(err)
+	}
+	for n := range c.live() {
+		if n != name {
+			c.close(n)
+		}
+	}
+	// The entry cannot be committed: the caller learns that it is not the leader
+	// (not proposed) or that the outcome is unknown (proposed, then leadership lost).
+	_, _, err := ls.Apply(ctx, create("default", "orphan"))
+	if !errors.Is(err, ErrUnknownOutcome) && !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("apply without a majority: %v, want ErrUnknownOutcome or ErrNotLeader", err)
+	}
+	t.Logf("apply without a majority: %v", err)
+	if ls.Ready() {
+		t.Fatal("a replica without a leader is ready")
+	}
+	// Back together, the replicas agree on whatever became of it.
+	for _, n := range []string{"m1", "m2", "m3"} {
+		if n != name {
+			c.open(n, Replication{})
+		}
+	}
+	c.sameState()
+}
+
+func TestReplicatedPeerPortServesRaftRoutesAndThePeerHandler(t *testing.T) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "forwarded %s", r.URL.Path)
+	})
+	c := newCluster(t, 3, func(r *Replication) {
+		if r.Name != "m3" {
+			r.PeerHandler = handler
+		}
+	})
+	c.leader()
+	get := func(addr, path string) (int, string) {
+		resp, err := http.Get("http://" + addr + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	tests := []struct {
+		member, path string
+		code         int
+		body         string
+	}{
+		{member: "m1", path: "/api/v1/pods", code: 200, body: "forwarded /api/v1/pods"},
+		{member: "m3", path: "/api/v1/pods", code: 404},
+		{member: "m1", path: "/raft/info", code: 200, body: `"name":"m1"`},
+		{member: "m2", path: "/raft/nothing", code: 404},
+	}
+	for _, tt := range tests {
+		code, body := get(c.addrs[tt.member], tt.path)
+		if code != tt.code || !strings.Contains(body, tt.body) {
+			t.Errorf("%s %s: %d %q, want %d %q", tt.member, tt.path, code, body, tt.code, tt.body)
+		}
 	}
 }
