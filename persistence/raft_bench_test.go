@@ -38,6 +38,21 @@ func BenchmarkReplicatedDurableCreates64(b *testing.B) {
 			b.ReportMetric(float64(b.N)/float64(n), "txns/entry")
 		}
 	})
+	// The same on Pebble's in-memory filesystem: no fsync, what the protocol and the
+	// CPU cost without the disk (the three replicas above share one disk).
+	b.Run("single-memfs", func(b *testing.B) {
+		s, err := Open(Options{InMemory: true, NewObject: newObject})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer closeStore(b, s)
+		benchCreates(b, s)
+	})
+	b.Run("raft3-memfs", func(b *testing.B) {
+		c := startCluster(b, 3, nil, true)
+		_, ls := c.leader()
+		benchCreates(b, ls)
+	})
 	if single > 0 && replicated > 0 {
 		b.Logf("raft3/single: %.2f (%.0f vs %.0f creates/s)", replicated/single, replicated, single)
 	}

@@ -28,6 +28,7 @@ type cluster struct {
 	addrs  map[string]string
 	stores map[string]*Store
 	tweak  func(*Replication)
+	inMem  bool // Pebble on an in-memory filesystem (benchmarks; lost at Close)
 	mu     sync.Mutex
 }
 
@@ -43,7 +44,12 @@ func freeAddr(t testing.TB) string {
 
 func newCluster(t testing.TB, n int, tweak func(*Replication)) *cluster {
 	t.Helper()
-	c := &cluster{t: t, root: t.TempDir(), addrs: map[string]string{}, stores: map[string]*Store{}, tweak: tweak}
+	return startCluster(t, n, tweak, false)
+}
+
+func startCluster(t testing.TB, n int, tweak func(*Replication), inMem bool) *cluster {
+	t.Helper()
+	c := &cluster{t: t, root: t.TempDir(), addrs: map[string]string{}, stores: map[string]*Store{}, tweak: tweak, inMem: inMem}
 	for i := 1; i <= n; i++ {
 		c.addrs[fmt.Sprintf("m%d", i)] = freeAddr(t)
 	}
@@ -77,7 +83,7 @@ func (c *cluster) open(name string, rep Replication) *Store {
 	if c.tweak != nil {
 		c.tweak(&rep)
 	}
-	s, err := Open(Options{Dir: filepath.Join(c.root, name), NewObject: newObject, Replication: &rep})
+	s, err := Open(Options{Dir: filepath.Join(c.root, name), InMemory: c.inMem, NewObject: newObject, Replication: &rep})
 	if err != nil {
 		c.t.Errorf("open %s: %v", name, err)
 		return nil
