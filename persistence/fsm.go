@@ -209,6 +209,11 @@ func (f fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 				// The same bytes fail the same way on every replica but the origin,
 				// which did not decode: the replicas would differ. Stop this one.
 				r.fail(fmt.Errorf("raft entry %d: %w", l.Index, err))
+				for _, a := range answers {
+					for _, t := range a.reqs {
+						t.done <- result{err: fmt.Errorf("apply: %w: %w", ErrUnknownOutcome, s.failed)}
+					}
+				}
 				return out
 			}
 		}
@@ -227,7 +232,7 @@ func (f fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 			r.fail(fmt.Errorf("apply raft entries to %d: %w", last, err))
 			for _, a := range answers {
 				for _, t := range a.reqs {
-					t.done <- result{err: fmt.Errorf("apply: %w", s.failed)}
+					t.done <- result{err: fmt.Errorf("apply: %w: %w", ErrUnknownOutcome, s.failed)}
 				}
 			}
 			return out

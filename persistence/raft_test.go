@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/vfs"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeactor/kubeactor/internal/poll"
@@ -29,6 +30,7 @@ type cluster struct {
 	stores map[string]*Store
 	tweak  func(*Replication)
 	inMem  bool // Pebble on an in-memory filesystem (benchmarks; lost at Close)
+	fs     map[string]vfs.FS // a replica's own filesystem (crash tests)
 	mu     sync.Mutex
 }
 
@@ -83,7 +85,11 @@ func (c *cluster) open(name string, rep Replication) *Store {
 	if c.tweak != nil {
 		c.tweak(&rep)
 	}
-	s, err := Open(Options{Dir: filepath.Join(c.root, name), InMemory: c.inMem, NewObject: newObject, Replication: &rep})
+	opts := Options{Dir: filepath.Join(c.root, name), InMemory: c.inMem, NewObject: newObject, Replication: &rep}
+	if fs := c.fs[name]; fs != nil {
+		opts.Dir, opts.fs = "db", fs
+	}
+	s, err := Open(opts)
 	if err != nil {
 		c.t.Errorf("open %s: %v", name, err)
 		return nil
@@ -737,5 +743,54 @@ func TestReplicatedPeerPortServesRaftRoutesAndThePeerHandler(t *testing.T) {
 		if code != tt.code || !strings.Contains(body, tt.body) {
 			t.Errorf("%s %s: %d %q, want %d %q", tt.member, tt.path, code, body, tt.code, tt.body)
 		}
+	}
+}
+
+func TestReplicatedFollowerCrashReplaysWhatItsStateLost(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	name, ls := c.leader()
+	var follower string
+	for n := range c.live() {
+		if n != name {
+			follower = n
+		}
+	}
+	// The follower moves to a filesystem that can drop what was not synced.
+	fs := vfs.NewStrictMem()
+	c.fs = map[string]vfs.FS{follower: fs}
+	c.close(follower)
+	if c.open(follower, Replication{Join: "http://" + c.addrs[name]}) == nil {
+		t.FailNow()
+	}
+	ctx := context.Background()
+	for i := range 40 {
+		if _, _, err := ls.Apply(ctx, create("default", fmt.Sprintf("c-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+		p := pod("default", fmt.Sprintf("c-%d", i/2))
+		p.Labels["n"] = fmt.Sprint(i)
+		if _, _, err := ls.Apply(ctx, Command{Op: OpUpdate, Key: podKey("default", p.Name), Object: p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rev := c.sameState()
+	fsl := c.live()[follower]
+	appliedBefore := fsl.replica.applied.Load()
+	// kill -9: what the follower's FSM wrote after its last synced log append is gone.
+	_ = fsl.replica.raft.Shutdown().Error()
+	fs.SetIgnoreSyncs(true)
+	c.close(follower)
+	fs.ResetToSyncedState()
+	fs.SetIgnoreSyncs(false)
+	s := c.open(follower, Replication{})
+	if s == nil {
+		t.FailNow()
+	}
+	t.Logf("applied index %d before the crash, %d recovered from disk", appliedBefore, s.replica.applied.Load())
+	if got := c.sameState(); got != rev {
+		t.Fatalf("revision %d after the crash, want %d", got, rev)
+	}
+	if got := feed(t, s, rev); len(got) != 80 {
+		t.Fatalf("feed of %d events after the crash", len(got))
 	}
 }
