@@ -141,7 +141,7 @@ func openReplica(s *Store, conf Replication, dir string, inMemory bool) (*replic
 	rc.HeartbeatTimeout = orDuration(conf.HeartbeatTimeout, defaultHeartbeatTimeout)
 	rc.ElectionTimeout = orDuration(conf.ElectionTimeout, defaultElectionTimeout)
 	rc.LeaderLeaseTimeout = orDuration(conf.LeaderLeaseTimeout, defaultLeaderLeaseTimeout)
-	rc.CommitTimeout = defaultCommitTimeout
+	rc.CommitTimeout = orDuration(conf.CommitTimeout, defaultCommitTimeout)
 	rc.SnapshotThreshold = orUint(conf.SnapshotThreshold, defaultSnapshotThreshold)
 	rc.TrailingLogs = orUint(conf.TrailingLogs, defaultTrailingLogs)
 	rc.SnapshotInterval = orDuration(conf.SnapshotInterval, defaultSnapshotInterval)

@@ -29,7 +29,7 @@ type cluster struct {
 	addrs  map[string]string
 	stores map[string]*Store
 	tweak  func(*Replication)
-	inMem  bool // Pebble on an in-memory filesystem (benchmarks; lost at Close)
+	inMem  bool              // Pebble on an in-memory filesystem (benchmarks; lost at Close)
 	fs     map[string]vfs.FS // a replica's own filesystem (crash tests)
 	mu     sync.Mutex
 }
