@@ -175,6 +175,11 @@ func (s *Store) Revision() int64 { return s.rev.Load() }
 // Errors wrap ErrNotFound, ErrAlreadyExists, ErrConflict or ErrInvalid and change
 // nothing. ctx bounds only the wait for a place in the queue: once queued, the
 // transaction's outcome is always returned, never an ambiguous timeout.
+//
+// On a replicated store only the leader applies (a follower returns ErrNotLeader),
+// and a transaction is acknowledged once its Raft entry is committed on a majority
+// and applied here; if the leader loses its leadership (or stops) while the entry is
+// in flight, the error wraps ErrUnknownOutcome: it may or may not have been applied.
 func (s *Store) Apply(ctx context.Context, cmds ...Command) (int64, []kruntime.Object, error) {
 	if len(cmds) == 0 {
 		return 0, nil, fmt.Errorf("apply: %w: empty transaction", ErrInvalid)
