@@ -20,6 +20,15 @@ type request struct {
 	done chan result
 }
 
+// size is the bytes of the request's objects' JSON.
+func (r *request) size() int {
+	n := 0
+	for _, e := range r.enc {
+		n += len(e.json)
+	}
+	return n
+}
+
 type result struct {
 	rev  int64
 	objs []runtime.Object
@@ -28,18 +37,29 @@ type result struct {
 
 // run is the committer: it takes every transaction queued so far as one group,
 // commits it with one synced batch, publishes it, and replies.
+// A replicated store's committer proposes the group as one Raft entry instead.
 func (s *Store) run() {
 	defer close(s.stopped)
+	step, maxBytes := s.commit, 0
+	if s.replica != nil {
+		step, maxBytes = s.replica.propose, maxEntryBytes
+	}
 	group := make([]*request, 0, 256)
 	for {
 		r, ok := <-s.queue
 		if !ok {
 			return
 		}
+		if s.replica != nil {
+			// Wait for room in the pipeline first: meanwhile the queue fills and
+			// the entry carries more transactions.
+			s.replica.acquire()
+		}
 		group = append(group[:0], r)
+		size := r.size()
 		open := true
 	drain:
-		for len(group) < maxGroup {
+		for len(group) < maxGroup && (maxBytes == 0 || size < maxBytes) {
 			select {
 			case r, ok := <-s.queue:
 				if !ok {
@@ -47,11 +67,14 @@ func (s *Store) run() {
 					break drain
 				}
 				group = append(group, r)
+				if maxBytes > 0 {
+					size += r.size()
+				}
 			default:
 				break drain
 			}
 		}
-		s.commit(group)
+		step(group)
 		clear(group)
 		if !open {
 			return
@@ -64,77 +87,106 @@ func (s *Store) run() {
 // one fsync, publishes them and replies.
 func (s *Store) commit(group []*request) {
 	results := make([]result, len(group))
-	start := s.rev.Load()
-	rev := start
-	var events []Event
-	clear(s.overlay)
-	batch := s.db.NewBatch()
-	defer batch.Close()
+	var g groupWrite
+	s.beginGroup(&g)
+	defer g.batch.Close()
 
 	for gi, r := range group {
 		if s.failed != nil {
 			results[gi].err = fmt.Errorf("apply: %w", s.failed)
 			continue
 		}
-		ops, err := s.materialize(rev+1, r)
-		if err != nil {
-			results[gi].err = err
-			continue
-		}
-		rev++
-		objs := make([]runtime.Object, len(ops))
-		for i, op := range ops {
-			if op.value == nil {
-				_ = batch.Delete(objKey(op.ev.Item.Key), nil)
-				s.overlay[op.ev.Item.Key] = nil
-			} else {
-				k := op.ev.Item.Key
-				d := batch.SetDeferred(objKeyLen(k), len(op.value))
-				appendObjKey(d.Key[:0], k)
-				copy(d.Value, op.value)
-				_ = d.Finish()
-				s.overlay[op.ev.Item.Key] = op.ev.Item
-				objs[i] = op.ev.Item.Object
-			}
-			// The change-log entry is written straight into the batch: no key or value
-			// of its own to allocate and copy on the committer's goroutine.
-			d := batch.SetDeferred(logKeyLen, logValueLen(op.ev.Item.Key, op.ev.Item.json))
-			appendLogKey(d.Key[:0], rev, i)
-			appendLogValue(d.Value[:0], op.ev.Type, op.ev.Item.Key, op.ev.Item.json)
-			_ = d.Finish()
-			events = append(events, op.ev)
-		}
-		results[gi] = result{rev: rev, objs: objs}
+		results[gi] = s.writeTxn(&g, r)
 	}
 
-	compact := s.changes.Load().compactRev // only the committer publishes views
-	if rev > start {
-		_ = batch.Set(revKey, encodeRev(rev), nil)
-		if target := rev - s.window; target-compact >= s.compactStep {
-			_ = batch.DeleteRange(logKey(compact+1, 0), logKey(target+1, 0), nil)
-			_ = batch.Set(compactRevKey, encodeRev(target), nil)
-			compact = target
-		}
+	compact := s.endGroup(&g)
+	if g.rev > g.start {
 		synced := time.Now()
-		err := batch.Commit(pebble.Sync)
+		err := g.batch.Commit(pebble.Sync)
 		s.stats.fsync.ObserveSince(synced)
 		s.stats.groupSize.Observe(int64(len(group)))
 		if err != nil {
-			s.failed = fmt.Errorf("commit revisions %d-%d: %w", start+1, rev, err)
-			s.log.WithError(err).WithField("revisions", fmt.Sprintf("%d-%d", start+1, rev)).Error("commit failed")
+			s.failed = fmt.Errorf("commit revisions %d-%d: %w", g.start+1, g.rev, err)
+			s.log.WithError(err).WithField("revisions", fmt.Sprintf("%d-%d", g.start+1, g.rev)).Error("commit failed")
 			for i := range results {
 				if results[i].err == nil {
 					results[i] = result{err: fmt.Errorf("apply: %w", s.failed)}
 				}
 			}
-			rev = start
 		} else {
-			s.publish(events, rev, compact)
+			s.publish(g.events, g.rev, compact)
 		}
 	}
 	for i, r := range group {
 		r.done <- results[i]
 	}
+}
+
+// groupWrite is one group of transactions being written into one Pebble batch: the
+// shared part of the single store's commit and the replicated store's FSM.
+type groupWrite struct {
+	batch  *pebble.Batch
+	start  int64 // revision before the group
+	rev    int64 // revision of the group's last accepted transaction
+	events []Event
+}
+
+// beginGroup starts a group on the committed state (the overlay is the group's).
+func (s *Store) beginGroup(g *groupWrite) {
+	clear(s.overlay)
+	g.batch = s.db.NewBatch()
+	g.start = s.rev.Load()
+	g.rev = g.start
+	g.events = nil
+}
+
+// writeTxn decides one transaction against the state plus the group so far and, if
+// accepted, writes it into the group's batch with the next revision.
+func (s *Store) writeTxn(g *groupWrite, r *request) result {
+	ops, err := s.materialize(g.rev+1, r)
+	if err != nil {
+		return result{err: err}
+	}
+	g.rev++
+	rev, batch := g.rev, g.batch
+	objs := make([]runtime.Object, len(ops))
+	for i, op := range ops {
+		if op.value == nil {
+			_ = batch.Delete(objKey(op.ev.Item.Key), nil)
+			s.overlay[op.ev.Item.Key] = nil
+		} else {
+			k := op.ev.Item.Key
+			d := batch.SetDeferred(objKeyLen(k), len(op.value))
+			appendObjKey(d.Key[:0], k)
+			copy(d.Value, op.value)
+			_ = d.Finish()
+			s.overlay[op.ev.Item.Key] = op.ev.Item
+			objs[i] = op.ev.Item.Object
+		}
+		// The change-log entry is written straight into the batch: no key or value
+		// of its own to allocate and copy on the committer's goroutine.
+		d := batch.SetDeferred(logKeyLen, logValueLen(op.ev.Item.Key, op.ev.Item.json))
+		appendLogKey(d.Key[:0], rev, i)
+		appendLogValue(d.Value[:0], op.ev.Type, op.ev.Item.Key, op.ev.Item.json)
+		_ = d.Finish()
+		g.events = append(g.events, op.ev)
+	}
+	return result{rev: rev, objs: objs}
+}
+
+// endGroup writes the group's revision and, when due, the change log's compaction
+// into the batch; it returns the compaction revision to publish.
+func (s *Store) endGroup(g *groupWrite) int64 {
+	compact := s.changes.Load().compactRev // only the committer (or FSM) publishes views
+	if g.rev > g.start {
+		_ = g.batch.Set(revKey, encodeRev(g.rev), nil)
+		if target := g.rev - s.window; target-compact >= s.compactStep {
+			_ = g.batch.DeleteRange(logKey(compact+1, 0), logKey(target+1, 0), nil)
+			_ = g.batch.Set(compactRevKey, encodeRev(target), nil)
+			compact = target
+		}
+	}
+	return compact
 }
 
 // op is one command made concrete: its event and its stored value (nil = delete).

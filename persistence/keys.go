@@ -12,6 +12,9 @@ import (
 //	l/<rev: 8 bytes BE><index: 4 bytes BE> -> change-log entry (format, type, key, JSON)
 //	m/rev -> last committed revision (8 bytes BE)
 //	m/compact -> revision up to which the change log was dropped (8 bytes BE)
+//
+// A replicated store adds (raft_log.go): r/l/<index> (its Raft log), r/s/<key> (Raft's
+// stable store), m/applied (the last Raft index applied) and m/sync.
 var (
 	objPrefix     = []byte("o/")
 	logPrefix     = []byte("l/")

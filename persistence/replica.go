@@ -28,8 +28,15 @@ type Replication struct {
 	HeartbeatTimeout   time.Duration
 	ElectionTimeout    time.Duration
 	LeaderLeaseTimeout time.Duration
+	// CommitTimeout is how long the leader waits, without new entries, before it
+	// sends the followers the commit index (0: the default, 10 ms).
+	CommitTimeout time.Duration
 	// SnapshotThreshold is how many Raft entries pass between snapshots (0: default).
 	SnapshotThreshold uint64
+	// TrailingLogs is how many Raft entries a snapshot leaves in the log (0: default).
+	TrailingLogs uint64
+	// SnapshotInterval is how often the threshold is checked (0: default).
+	SnapshotInterval time.Duration
 }
 
 // Member is one replica as the Raft configuration and its last report know it.
@@ -63,6 +70,9 @@ func (s *Store) IsLeader() bool {
 
 // Leadership returns a channel that receives true each time this replica becomes
 // the leader and false each time it stops being it. A store of one sends true once.
+// A replica's channel starts with true when it leads at the call. No transition is
+// lost: the ones not yet received are queued, so the consumer must keep reading it
+// for as long as the store is open (each call makes a new channel).
 func (s *Store) Leadership() <-chan bool {
 	if s.replica == nil {
 		ch := make(chan bool, 1)

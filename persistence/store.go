@@ -68,7 +68,8 @@ type Store struct {
 	// changes is the change log as watchers read it, without taking mu (see logView).
 	changes atomic.Pointer[logView]
 
-	replica *replica // nil: a store of one
+	replica      *replica // nil: a store of one
+	appliedIndex uint64   // replicated: the last Raft index applied (owned by the FSM)
 
 	stats storeStats // stats.go
 }
@@ -88,9 +89,6 @@ func Open(opts Options) (*Store, error) {
 	}
 	if dir == "" {
 		return nil, fmt.Errorf("open store: %w: Options.Dir is empty", ErrInvalid)
-	}
-	if opts.Replication != nil {
-		return nil, fmt.Errorf("open store: %w: replication is not built yet", ErrInvalid)
 	}
 	if err := makeDurableDir(fs, dir); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
@@ -128,6 +126,13 @@ func Open(opts Options) (*Store, error) {
 	if err := s.load(); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", dir, err), db.Close())
 	}
+	if opts.Replication != nil {
+		r, err := openReplica(s, *opts.Replication, dir, opts.InMemory || opts.fs != nil)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("open store %s: %w", dir, err), db.Close())
+		}
+		s.replica = r
+	}
 	go s.run()
 	return s, nil
 }
@@ -144,7 +149,15 @@ func (s *Store) Close() error {
 	s.closed = true
 	close(s.queue)
 	s.closeMu.Unlock()
+	if s.replica != nil {
+		// Raft first: the committer may wait for room in the pipeline, which a
+		// replica without a majority would never make.
+		s.replica.stopRaft()
+	}
 	<-s.stopped
+	if s.replica != nil {
+		s.replica.shutdown()
+	}
 
 	s.mu.Lock()
 	s.advanceLog(nil, 0, true)
@@ -165,11 +178,21 @@ func (s *Store) Revision() int64 { return s.rev.Load() }
 // Errors wrap ErrNotFound, ErrAlreadyExists, ErrConflict or ErrInvalid and change
 // nothing. ctx bounds only the wait for a place in the queue: once queued, the
 // transaction's outcome is always returned, never an ambiguous timeout.
+//
+// On a replicated store only the leader applies (a follower returns ErrNotLeader),
+// and a transaction is acknowledged once its Raft entry is committed on a majority
+// and applied here; if the leader loses its leadership (or stops) while the entry is
+// in flight, the error wraps ErrUnknownOutcome: it may or may not have been applied.
 func (s *Store) Apply(ctx context.Context, cmds ...Command) (int64, []kruntime.Object, error) {
 	if len(cmds) == 0 {
 		return 0, nil, fmt.Errorf("apply: %w: empty transaction", ErrInvalid)
 	}
 	start := time.Now()
+	if s.replica != nil {
+		if err := s.replica.admit(cmds); err != nil {
+			return 0, nil, err
+		}
+	}
 	r := &request{
 		cmds: cmds,
 		enc:  make([]encoded, len(cmds)),
@@ -236,6 +259,11 @@ func (s *Store) load() error {
 	}
 	s.rev.Store(rev)
 	s.modFloor = compact
+	applied, err := s.getRev(appliedKey)
+	if err != nil {
+		return err
+	}
+	s.appliedIndex = uint64(applied)
 
 	var objs []*Item // JSON read, Object decoded below in parallel
 	err = s.scan(objPrefix, prefixEnd(objPrefix), func(k, v []byte) error {
