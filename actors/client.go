@@ -15,6 +15,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/resourcequota"
+	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/persistence/command"
 )
@@ -62,6 +63,10 @@ type Options struct {
 	// ResourceQuotaSyncPeriod is how often each quota recounts its usage without any
 	// event (--resource-quota-sync-period); 0 means resourcequota.DefaultSyncPeriod.
 	ResourceQuotaSyncPeriod time.Duration
+	// ServiceAccounts, when set, runs the service-account controllers: a "default"
+	// account in every active namespace and, with a token generator, a token secret
+	// per account. Nil runs neither (tests of other kinds).
+	ServiceAccounts *serviceaccount.Options
 }
 
 // DefaultSyncPacing is Options.SyncPacing's default.
@@ -148,6 +153,7 @@ func Start(opts Options) (*System, error) {
 		// the quotas' charges (quotas.go)
 		requestTimeout:  opts.RequestTimeout,
 		quotaSyncPeriod: opts.ResourceQuotaSyncPeriod,
+		serviceAccounts: opts.ServiceAccounts,
 	}
 	bindQuotas(opts.Admission, e)
 	for _, r := range e.resources {
@@ -190,6 +196,15 @@ func (s *System) startFeeds(from int64) {
 	}{
 		{&feed{env: s.env, resource: "pods", routes: []route{podToRCs}}, "replicationcontrollers"},
 		{&feed{env: s.env, resource: "pods", routes: []route{podToServices}}, "services"},
+	}
+	if s.env.serviceAccounts != nil {
+		feeds = append(feeds, []struct {
+			f        *feed
+			everyone string
+		}{
+			{&feed{env: s.env, resource: "secrets", routes: []route{secretToServiceAccount}}, "serviceaccounts"},
+			{&feed{env: s.env, resource: "serviceaccounts", routes: []route{defaultAccountToNamespace}}, "namespaces"},
+		}...)
 	}
 	for _, r := range resourcequota.Resources { // what quotas count: their namespace's quotas recount
 		feeds = append(feeds, struct {

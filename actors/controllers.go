@@ -15,6 +15,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/replication"
 	"github.com/kubeactor/kubeactor/actors/resourcequota"
 	"github.com/kubeactor/kubeactor/actors/service"
+	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 )
 
 // NodeOptions configure the node controller (the controller-manager's flags).
@@ -96,7 +97,13 @@ func (e *env) controllerFor(resource string) func() control.Controller {
 	case "pods":
 		return pod.NewController
 	case "namespaces":
+		if e.serviceAccounts != nil {
+			return serviceaccount.NewNamespaceController
+		}
 		return namespace.NewController
+	case "serviceaccounts":
+		opts := e.serviceAccounts // nil: the controller does nothing
+		return func() control.Controller { return serviceaccount.NewController(opts) }
 	case "replicationcontrollers":
 		return replication.NewController
 	case "services":
@@ -117,4 +124,4 @@ func (e *env) controllerFor(resource string) func() control.Controller {
 func newBase() control.Controller { return control.Base{} }
 
 // controlled are the kinds controllerFor gives a controller of their own.
-var controlled = []string{"pods", "namespaces", "replicationcontrollers", "services", "nodes", "events", "resourcequotas"}
+var controlled = []string{"pods", "namespaces", "replicationcontrollers", "services", "nodes", "events", "resourcequotas", "serviceaccounts"}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
+	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -48,6 +49,8 @@ type env struct {
 	// Options.ResourceQuotaSyncPeriod.
 	requestTimeout  time.Duration
 	quotaSyncPeriod time.Duration
+	// serviceAccounts is Options.ServiceAccounts (nil: no service-account controllers).
+	serviceAccounts *serviceaccount.Options
 }
 
 // keys lists the keys of every stored object of one resource.
