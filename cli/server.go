@@ -100,6 +100,10 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	if err != nil {
 		return err
 	}
+	sec, err := newSecurity(cfg, actors.StoreAccounts{Store: store}, time.Now())
+	if err != nil {
+		return err
+	}
 	adm, err := actors.NewAdmission(store, actors.AdmissionConfig{Plugins: cfg.AdmissionControl, AllowPrivileged: cfg.AllowPrivileged})
 	if err != nil {
 		return err
@@ -107,17 +111,14 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
 		Nodes: nodes, Services: services,
 		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
-		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod})
+		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod,
+		ServiceAccounts: sec.serviceAccountOptions()})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
 	defer sys.Stop()
 	adm.Bind(sys)
 
-	sec, err := newSecurity(cfg, time.Now())
-	if err != nil {
-		return err
-	}
 	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks,
 		Authenticator: sec.authn, Authorizer: sec.authz})
 	if err != nil {
