@@ -1,0 +1,127 @@
+package e2e
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestServiceAccountTokens: the server makes a default account and its token secret
+// in every namespace; the token authenticates on the secure port as
+// system:serviceaccount:<ns>:<name> (200 where ABAC allows it, 403 where it does not)
+// and stops working once its secret is deleted (401); the ServiceAccount admission
+// plugin mounts the token into pods.
+func TestServiceAccountTokens(t *testing.T) {
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "policy.jsonl")
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(policy, []byte(`{"user":"admin"}`+"\n"+`{"user":"system:serviceaccount:default:default","readonly":true,"resource":"pods","namespace":"default"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tokens, []byte("admin-token,admin,1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := StartServer(t, "", "--authorization-mode", "ABAC", "--authorization-policy-file", policy, "--token-auth-file", tokens,
+		"--admission-control", "NamespaceLifecycle,LimitRanger,SecurityContextDeny,ServiceAccount,ResourceQuota")
+
+	// The token secret of default/default, through the API.
+	var secretName string
+	Eventually(t, 30*time.Second, "default/default lists its token secret", func() error {
+		r := s.Kubectl("", "get", "serviceaccount", "default", "-o", "jsonpath={.secrets[0].name}")
+		if r.Err != nil || r.Stdout == "" {
+			return fmt.Errorf("no token secret yet: %v %s", r.Err, r.Stderr)
+		}
+		secretName = r.Stdout
+		return nil
+	})
+	field := func(name, key string) string {
+		t.Helper()
+		out := s.MustKubectl(t, "", "get", "secret", name, "-o", "jsonpath={.data."+strings.ReplaceAll(key, ".", `\.`)+"}")
+		b, err := base64.StdEncoding.DecodeString(out)
+		if err != nil {
+			t.Fatalf("secret %s %s: %v", name, key, err)
+		}
+		return string(b)
+	}
+	token := field(secretName, "token")
+	if strings.Count(token, ".") != 2 {
+		t.Fatalf("token %q is no JWT", token)
+	}
+	if got := field(secretName, "namespace"); got != "default" {
+		t.Errorf("namespace %q", got)
+	}
+	ca, err := os.ReadFile(s.caFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := field(secretName, "ca.crt"); got != string(ca) {
+		t.Errorf("ca.crt is not the cluster CA:\n%s", got)
+	}
+	if typ := s.MustKubectl(t, "", "get", "secret", secretName, "-o", "jsonpath={.type}"); typ != "kubernetes.io/service-account-token" {
+		t.Errorf("type %q", typ)
+	}
+
+	caFlag := "--certificate-authority=" + s.caFile()
+	// An account that may read pods only cannot read the discovery documents (as
+	// with v1.0's ABAC): the admin fills kubectl's discovery cache first.
+	if r := s.secureKubectl(t, caFlag, "--token", "admin-token", "get", "pods"); r.Err != nil {
+		t.Fatalf("admin: %v\n%s", r.Err, r.Stderr)
+	}
+	t.Run("allowed: 200", func(t *testing.T) {
+		r := s.secureKubectl(t, caFlag, "--token", token, "get", "pods")
+		if r.Err != nil || !strings.Contains(r.Stdout+r.Stderr, "No resources found") {
+			t.Fatalf("get pods with the token: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+		}
+	})
+	t.Run("refused by ABAC: 403", func(t *testing.T) {
+		r := s.secureKubectl(t, caFlag, "--token", token, "get", "services")
+		want := `User "system:serviceaccount:default:default" cannot list resource "services"`
+		if r.Err == nil || !strings.Contains(r.Stderr, "(Forbidden)") || !strings.Contains(r.Stderr, want) {
+			t.Fatalf("get services with the token: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+		}
+	})
+	t.Run("a pod gets the account and its token", func(t *testing.T) {
+		s.MustKubectl(t, "", "run", "web", "--image", "busybox", "--restart=Never", "--", "sleep", "3600")
+		out := s.MustKubectl(t, "", "get", "pod", "web", "-o",
+			`jsonpath={.spec.serviceAccountName} {.spec.volumes[0].secret.secretName} {.spec.containers[0].volumeMounts[0].mountPath} {.spec.containers[0].volumeMounts[0].readOnly}`)
+		if want := "default " + secretName + " /var/run/secrets/kubernetes.io/serviceaccount true"; out != want {
+			t.Fatalf("pod: %q, want %q", out, want)
+		}
+		r := s.Kubectl("", "run", "ghost", "--image", "busybox", "--restart=Never", "--overrides", `{"apiVersion":"v1","spec":{"serviceAccountName":"ghost"}}`)
+		if r.Err == nil || !strings.Contains(r.Stderr, "Missing service account default/ghost") {
+			t.Fatalf("a pod of a missing account: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+		}
+	})
+	t.Run("deleted secret: 401, and a new token is made", func(t *testing.T) {
+		s.MustKubectl(t, "", "delete", "secret", secretName)
+		r := s.secureKubectl(t, caFlag, "--token", token, "get", "pods")
+		if r.Err == nil || !strings.Contains(r.Stderr, "Unauthorized") {
+			t.Fatalf("get pods with the deleted token: %v\n%s%s", r.Err, r.Stdout, r.Stderr)
+		}
+		Eventually(t, 30*time.Second, "a new token secret", func() error {
+			r := s.Kubectl("", "get", "serviceaccount", "default", "-o", "jsonpath={.secrets[*].name}")
+			if r.Err != nil || r.Stdout == "" || r.Stdout == secretName {
+				return fmt.Errorf("secrets %q: %v", r.Stdout, r.Err)
+			}
+			return nil
+		})
+	})
+	t.Run("every namespace has its default account", func(t *testing.T) {
+		s.MustKubectl(t, "", "create", "namespace", "team")
+		Eventually(t, 30*time.Second, "team/default", func() error {
+			if r := s.Kubectl("", "get", "serviceaccount", "default", "-n", "team"); r.Err != nil {
+				return fmt.Errorf("%v %s", r.Err, r.Stderr)
+			}
+			return nil
+		})
+	})
+	t.Run("no token in the log", func(t *testing.T) {
+		if strings.Contains(s.Logs(), token) {
+			t.Fatal("the server log holds the token")
+		}
+	})
+}
