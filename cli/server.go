@@ -135,19 +135,28 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	srv := &http.Server{Handler: gw.Handler()}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	server, err := advertised(cfg, ln.Addr())
+	secure, err := serveSecure(cfg, sec, gw.SecureHandler(), errc)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	// The kubernetes service's port 443 leads to the secure port when there is one
+	// (in-cluster clients speak HTTPS with their service-account token), else to
+	// the insecure one.
+	apiAddr := ln.Addr()
+	if secure != nil {
+		apiAddr = secure.ln.Addr()
+	}
+	server, err := advertised(cfg, apiAddr)
 	if err == nil {
 		err = sys.EnsureKubernetesService(ctx, server)
 	}
 	if err != nil {
 		_ = ln.Close()
+		_ = secure.shutdown(ctx)
 		return fmt.Errorf("bootstrap kubernetes service: %w", err)
 	}
 	defer startDNS(ctx, cfg, store, sys, log)()
-	secure, err := serveSecure(cfg, sec, gw.SecureHandler(), errc)
-	if err != nil {
-		return err
-	}
 	addr := ln.Addr().String()
 	log.WithFields(logrus.Fields{"address": addr, "secure-address": secure.address(), "data-dir": cfg.DataDir, "revision": store.Revision()}).Info("serving")
 	if ready != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -123,5 +124,82 @@ func TestServiceAccountTokens(t *testing.T) {
 		if strings.Contains(s.Logs(), token) {
 			t.Fatal("the server log holds the token")
 		}
+	})
+}
+
+// imageInCluster is the in-cluster API client (images/incluster).
+const imageInCluster = "kubeactor/incluster:latest"
+
+// TestServiceAccountInCluster: a pod on a Docker node reads its mounted token and
+// CA and lists pods through https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
+// (the kubernetes service, which leads to the secure port) as client-go's
+// InClusterConfig does: 200 while ABAC allows its account, 401 once its token
+// secret is deleted.
+func TestServiceAccountInCluster(t *testing.T) {
+	policy := filepath.Join(t.TempDir(), "policy.jsonl")
+	if err := os.WriteFile(policy, []byte(`{"user":"system:serviceaccount:default:default","readonly":true,"resource":"pods","namespace":"default"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	requireDocker(t)
+	if out, err := exec.Command("docker", "image", "inspect", imageInCluster).CombinedOutput(); err != nil {
+		t.Fatalf("image %s missing (images/build.sh builds it): %v\n%s", imageInCluster, err, out)
+	}
+	// One Docker node in this machine's namespaces (secret volumes are tmpfs mounts
+	// the engine must see); the secure port on every address, so that pods reach it
+	// through the kubernetes service.
+	s := StartServer(t, "", "--bind-address", "0.0.0.0", "--authorization-mode", "ABAC", "--authorization-policy-file", policy,
+		"--admission-control", "NamespaceLifecycle,ServiceAccount")
+	n := &dockerNode{t: t, s: s, name: "e2e-" + randHex(4)}
+	t.Cleanup(n.removeContainers)
+	root := t.TempDir()
+	startAgent(t, s, "--node-name", n.name, "--port", "0", "--root-dir", root, "--node-status-update-frequency", "1s", "--sync-frequency", "2s")
+	Eventually(t, 60*time.Second, "node "+n.name+" Ready", func() error {
+		r := s.Kubectl("", "get", "node", n.name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+		if r.Stdout != "True" {
+			return fmt.Errorf("Ready=%q %v %s", r.Stdout, r.Err, r.Stderr)
+		}
+		return nil
+	})
+	var secretName string
+	Eventually(t, 30*time.Second, "default/default lists its token secret", func() error {
+		r := s.Kubectl("", "get", "serviceaccount", "default", "-o", "jsonpath={.secrets[0].name}")
+		if r.Err != nil || r.Stdout == "" {
+			return fmt.Errorf("no token secret yet: %v %s", r.Err, r.Stderr)
+		}
+		secretName = r.Stdout
+		return nil
+	})
+	s.MustKubectl(t, `apiVersion: v1
+kind: Pod
+metadata:
+  name: incluster
+spec:
+  containers:
+  - name: client
+    image: `+imageInCluster+`
+    imagePullPolicy: IfNotPresent
+`, "create", "-f", "-")
+	logs := func() string { return s.Kubectl("", "logs", "incluster").Stdout }
+	Eventually(t, 90*time.Second, "the pod lists pods with its token (200)", func() error {
+		if out := logs(); !strings.Contains(out, "GET /api/v1/namespaces/default/pods: 200") {
+			return fmt.Errorf("pod log:\n%s", out)
+		}
+		return nil
+	})
+	s.MustKubectl(t, "", "delete", "secret", secretName)
+	Eventually(t, 30*time.Second, "the deleted token is refused (401)", func() error {
+		if out := logs(); !strings.Contains(out, "GET /api/v1/namespaces/default/pods: 401") {
+			return fmt.Errorf("pod log:\n%s", out)
+		}
+		return nil
+	})
+	// The agent unmounts the token volume with the pod.
+	uid := s.MustKubectl(t, "", "get", "pod", "incluster", "-o", "jsonpath={.metadata.uid}")
+	s.MustKubectl(t, "", "delete", "pod", "incluster", "--grace-period=1")
+	Eventually(t, 60*time.Second, "the pod's volumes removed", func() error {
+		if _, err := os.Stat(filepath.Join(root, "pods", uid)); !os.IsNotExist(err) {
+			return fmt.Errorf("pod directory still there (%v)", err)
+		}
+		return nil
 	})
 }
