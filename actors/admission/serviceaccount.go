@@ -55,11 +55,11 @@ func (p *ServiceAccount) Admit(a *Attributes) error {
 	}
 	if _, mirror := pod.Annotations[mirrorPodAnnotation]; mirror {
 		if pod.Spec.ServiceAccountName != "" {
-			return forbidden(a, fmt.Errorf("A mirror pod may not reference service accounts"))
+			return refusef(a, "A mirror pod may not reference service accounts")
 		}
 		for _, v := range pod.Spec.Volumes {
 			if v.Secret != nil {
-				return forbidden(a, fmt.Errorf("A mirror pod may not reference secrets"))
+				return refusef(a, "A mirror pod may not reference secrets")
 			}
 		}
 		return nil
@@ -71,16 +71,16 @@ func (p *ServiceAccount) Admit(a *Attributes) error {
 	sa, found, err := p.accounts.ServiceAccount(ns, name)
 	switch {
 	case err != nil:
-		return forbidden(a, fmt.Errorf("Error looking up service account %s/%s: %v", ns, name, err))
+		return refusef(a, "Error looking up service account %s/%s: %v", ns, name, err)
 	case !found:
-		return forbidden(a, fmt.Errorf("Missing service account %s/%s", ns, name))
+		return refusef(a, "Missing service account %s/%s", ns, name)
 	}
 	token, err := p.tokenOf(sa)
 	switch {
 	case err != nil:
-		return forbidden(a, fmt.Errorf("Error looking up service account token for %s/%s: %v", ns, name, err))
+		return refusef(a, "Error looking up service account token for %s/%s: %v", ns, name, err)
 	case token == "":
-		return forbidden(a, fmt.Errorf("no API token found for service account %s/%s, retry after the token is automatically created and added to the service account", ns, name))
+		return refusef(a, "no API token found for service account %s/%s, retry after the token is automatically created and added to the service account", ns, name)
 	}
 	MountToken(pod, token)
 	if len(pod.Spec.ImagePullSecrets) == 0 && len(sa.ImagePullSecrets) > 0 {
@@ -146,4 +146,9 @@ func MountToken(pod *corev1.Pod, token string) {
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: volume,
 			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: token, DefaultMode: &mode}}})
 	}
+}
+
+// refusef is the 403 of a refused pod, worded as v1.0 worded it (capitalised).
+func refusef(a *Attributes, format string, args ...any) error {
+	return forbidden(a, fmt.Errorf(format, args...))
 }
