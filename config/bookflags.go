@@ -108,7 +108,6 @@ var bookFlags = map[string][]BookFlag{
 		{"enable-debugging-handlers", true, "logs, exec, attach and port-forward are always served on --port (never on --read-only-port)"},
 		{"register-node", true, "the agent always registers its node"},
 		{"allow-privileged", true, "kube-apiserver's --allow-privileged admits or refuses privileged pods; the agent runs the pods it is given"},
-		{"kubeconfig", false, "the agent reaches --api-servers over plain HTTP without credentials"},
 		{"cadvisor-port", false, noCAdvisor},
 		{"log-cadvisor-usage", true, noCAdvisor},
 		{"container-hints", false, noCAdvisor},

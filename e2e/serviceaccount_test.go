@@ -130,16 +130,17 @@ func TestServiceAccountTokens(t *testing.T) {
 // imageInCluster is the in-cluster API client (images/incluster).
 const imageInCluster = "kubeactor/incluster:latest"
 
-// TestServiceAccountInCluster: a pod on a Docker node reads its mounted token and
+// TestServiceAccountInCluster: a Docker node whose agent reaches the secure port with
+// a kubeconfig (token and CA); a pod on it reads its mounted token and
 // CA and lists pods through https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
 // (the kubernetes service, which leads to the secure port) as client-go's
 // InClusterConfig does: 200 while ABAC allows its account, 401 once its token
 // secret is deleted.
 func TestServiceAccountInCluster(t *testing.T) {
-	policy := filepath.Join(t.TempDir(), "policy.jsonl")
-	if err := os.WriteFile(policy, []byte(`{"user":"system:serviceaccount:default:default","readonly":true,"resource":"pods","namespace":"default"}`+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	dir := t.TempDir()
+	policy := writeFile(t, dir, "policy.jsonl", `{"user":"kubelet"}`+"\n"+
+		`{"user":"system:serviceaccount:default:default","readonly":true,"resource":"pods","namespace":"default"}`+"\n")
+	tokens := writeFile(t, dir, "tokens.csv", "kubelet-token,kubelet,1\n")
 	requireDocker(t)
 	if out, err := exec.Command("docker", "image", "inspect", imageInCluster).CombinedOutput(); err != nil {
 		t.Fatalf("image %s missing (images/build.sh builds it): %v\n%s", imageInCluster, err, out)
@@ -148,11 +149,26 @@ func TestServiceAccountInCluster(t *testing.T) {
 	// the engine must see); the secure port on every address, so that pods reach it
 	// through the kubernetes service.
 	s := StartServer(t, "", "--bind-address", "0.0.0.0", "--authorization-mode", "ABAC", "--authorization-policy-file", policy,
-		"--admission-control", "NamespaceLifecycle,ServiceAccount")
+		"--token-auth-file", tokens, "--admission-control", "NamespaceLifecycle,ServiceAccount")
 	n := &dockerNode{t: t, s: s, name: "e2e-" + randHex(4)}
 	t.Cleanup(n.removeContainers)
 	root := t.TempDir()
-	startAgent(t, s, "--node-name", n.name, "--port", "0", "--root-dir", root, "--node-status-update-frequency", "1s", "--sync-frequency", "2s")
+	// The agent reaches the secure port with its kubeconfig's token and CA.
+	securePort := s.SecureURL[strings.LastIndex(s.SecureURL, ":")+1:]
+	kubeconfig := writeFile(t, dir, "kubelet.kubeconfig", `apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "https://127.0.0.1:`+securePort+`", certificate-authority: "`+s.caFile()+`"}
+users:
+- name: kubelet
+  user: {token: kubelet-token}
+contexts:
+- name: local
+  context: {cluster: local, user: kubelet}
+current-context: local
+`)
+	startProcess(t, Binary(t), "agent", "--kubeconfig", kubeconfig, "--log-format", "json", "--node-name", n.name, "--port", "0", "--root-dir", root, "--node-status-update-frequency", "1s", "--sync-frequency", "2s")
 	Eventually(t, 60*time.Second, "node "+n.name+" Ready", func() error {
 		r := s.Kubectl("", "get", "node", n.name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 		if r.Stdout != "True" {

@@ -17,16 +17,21 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 )
 
 // Options says how to reach the API server.
 type Options struct {
-	Server    string  // http(s)://host:port
-	QPS       float32 // client-side request rate limit; negative for none
-	Burst     int
-	MaxConns  int    // idle connections kept to the server; at least the writers' count
-	UserAgent string // e.g. "kubeactor-agent/v0.1.0"
+	Server string // http(s)://host:port; with Kubeconfig, "" takes its cluster's
+	// Kubeconfig is a kubeconfig file whose current context gives the credentials
+	// (client certificate, bearer token or basic auth) and the CA (the kubelet's
+	// --kubeconfig); "" is none: plain requests to Server.
+	Kubeconfig string
+	QPS        float32 // client-side request rate limit; negative for none
+	Burst      int
+	MaxConns   int    // idle connections kept to the server; at least the writers' count
+	UserAgent  string // e.g. "kubeactor-agent/v0.1.0"
 }
 
 // Client talks to the API server on behalf of one or many nodes. It is safe for
@@ -38,24 +43,27 @@ type Client struct {
 // New connects (lazily) to the server in o. Requests and responses use protobuf, the
 // cheapest encoding the server speaks.
 func New(o Options) (*Client, error) {
-	u, err := url.Parse(o.Server)
+	cfg := &rest.Config{Host: o.Server}
+	if o.Kubeconfig != "" {
+		kc, err := clientcmd.BuildConfigFromFlags(o.Server, o.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", o.Kubeconfig, err)
+		}
+		cfg = kc
+	}
+	u, err := url.Parse(cfg.Host)
 	if err != nil {
-		return nil, fmt.Errorf("server %q: %w", o.Server, err)
+		return nil, fmt.Errorf("server %q: %w", cfg.Host, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return nil, fmt.Errorf("server %q: want http://host:port or https://host:port", o.Server)
+		return nil, fmt.Errorf("server %q: want http://host:port or https://host:port", cfg.Host)
 	}
-	cfg := &rest.Config{
-		Host:      o.Server,
-		QPS:       o.QPS,
-		Burst:     o.Burst,
-		UserAgent: o.UserAgent,
-		ContentConfig: rest.ContentConfig{
-			ContentType:        "application/vnd.kubernetes.protobuf",
-			AcceptContentTypes: "application/vnd.kubernetes.protobuf,application/json",
-		},
+	cfg.QPS, cfg.Burst, cfg.UserAgent = o.QPS, o.Burst, o.UserAgent
+	cfg.ContentConfig = rest.ContentConfig{
+		ContentType:        "application/vnd.kubernetes.protobuf",
+		AcceptContentTypes: "application/vnd.kubernetes.protobuf,application/json",
 	}
-	if u.Scheme == "http" {
+	if u.Scheme == "http" && o.Kubeconfig == "" {
 		// client-go keeps 25 idle connections per host; writers beyond that would
 		// open and close a connection per request.
 		cfg.Transport = &http.Transport{
@@ -68,7 +76,7 @@ func New(o Options) (*Client, error) {
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("client for %s: %w", o.Server, err)
+		return nil, fmt.Errorf("client for %s: %w", cfg.Host, err)
 	}
 	return &Client{cs: cs}, nil
 }
