@@ -5,11 +5,13 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/golang-jwt/jwt/v5"
 	corev1 "k8s.io/api/core/v1"
@@ -94,7 +96,15 @@ type ServiceAccountTokens struct {
 	Keys   []crypto.PublicKey
 	Lookup bool
 	Getter AccountGetter
+
+	// verified remembers the claims of tokens whose signature was verified (by the
+	// token's hash): a signature is checked once, the lookup on every request.
+	mu       sync.Mutex
+	verified map[[sha256.Size]byte]saClaims
 }
+
+// maxVerified bounds the verified-token cache; it is emptied when full.
+const maxVerified = 4096
 
 var _ Authenticator = (*ServiceAccountTokens)(nil)
 
@@ -109,24 +119,12 @@ func (a *ServiceAccountTokens) Authenticate(r *http.Request) (User, bool, error)
 	if !found || !strings.EqualFold(scheme, "bearer") || strings.Count(token, ".") != 2 || len(a.Keys) == 0 {
 		return User{}, false, nil
 	}
-	keys := make([]jwt.VerificationKey, len(a.Keys))
-	for i, k := range a.Keys {
-		keys[i] = k
-	}
-	var c saClaims
-	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) {
-		return jwt.VerificationKeySet{Keys: keys}, nil
-	}, jwt.WithValidMethods(saMethods), jwt.WithIssuer(ServiceAccountIssuer))
-	switch {
-	case errors.Is(err, jwt.ErrTokenMalformed):
-		return User{}, false, nil // not a JWT: another member's token
-	case err != nil:
-		return User{}, false, fmt.Errorf("invalid service account token: %w", ErrUnauthorized)
-	case c.Namespace == "" || c.Name == "" || c.SecretName == "" || c.UID == "":
-		return User{}, false, fmt.Errorf("service account token without its claims: %w", ErrUnauthorized)
+	c, err := a.verify(token)
+	if err != nil || c == nil {
+		return User{}, false, err
 	}
 	if a.Lookup {
-		if err := a.lookup(&c, token); err != nil {
+		if err := a.lookup(c, token); err != nil {
 			return User{}, false, err
 		}
 	}
@@ -134,6 +132,43 @@ func (a *ServiceAccountTokens) Authenticate(r *http.Request) (User, bool, error)
 		Name: ServiceAccountUsername(c.Namespace, c.Name), UID: c.UID,
 		Groups: []string{AllServiceAccountsGroup, ServiceAccountGroupPrefix + c.Namespace},
 	}, true, nil
+}
+
+// verify checks token's signature and claims (once per token: the result is
+// cached). It returns nil claims and no error for a token that is no JWT.
+func (a *ServiceAccountTokens) verify(token string) (*saClaims, error) {
+	sum := sha256.Sum256([]byte(token))
+	a.mu.Lock()
+	c, ok := a.verified[sum]
+	a.mu.Unlock()
+	if ok {
+		return &c, nil
+	}
+	keys := make([]jwt.VerificationKey, len(a.Keys))
+	for i, k := range a.Keys {
+		keys[i] = k
+	}
+	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) {
+		return jwt.VerificationKeySet{Keys: keys}, nil
+	}, jwt.WithValidMethods(saMethods), jwt.WithIssuer(ServiceAccountIssuer))
+	switch {
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return nil, nil // not a JWT: another member's token
+	case err != nil:
+		return nil, fmt.Errorf("invalid service account token: %w", ErrUnauthorized)
+	case c.Namespace == "" || c.Name == "" || c.SecretName == "" || c.UID == "":
+		return nil, fmt.Errorf("service account token without its claims: %w", ErrUnauthorized)
+	}
+	if c.ExpiresAt != nil || c.NotBefore != nil {
+		return &c, nil // time-bound (not one of ours): verified on every use
+	}
+	a.mu.Lock()
+	if a.verified == nil || len(a.verified) >= maxVerified {
+		a.verified = make(map[[sha256.Size]byte]saClaims)
+	}
+	a.verified[sum] = c
+	a.mu.Unlock()
+	return &c, nil
 }
 
 // lookup checks that the token's secret still holds it and its account still exists
