@@ -130,52 +130,24 @@ func TestServiceAccountTokens(t *testing.T) {
 // imageInCluster is the in-cluster API client (images/incluster).
 const imageInCluster = "kubeactor/incluster:latest"
 
-// TestServiceAccountInCluster: a Docker node whose agent reaches the secure port with
-// a kubeconfig (token and CA); a pod on it reads its mounted token and
+// TestServiceAccountInCluster: a pod on a Docker node (a host in a network namespace
+// of its own, so its service proxy's rules are its own) reads its mounted token and
 // CA and lists pods through https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT
 // (the kubernetes service, which leads to the secure port) as client-go's
 // InClusterConfig does: 200 while ABAC allows its account, 401 once its token
 // secret is deleted.
 func TestServiceAccountInCluster(t *testing.T) {
 	dir := t.TempDir()
-	policy := writeFile(t, dir, "policy.jsonl", `{"user":"kubelet"}`+"\n"+
-		`{"user":"system:serviceaccount:default:default","readonly":true,"resource":"pods","namespace":"default"}`+"\n")
-	tokens := writeFile(t, dir, "tokens.csv", "kubelet-token,kubelet,1\n")
+	policy := writeFile(t, dir, "policy.jsonl", `{"user":"system:serviceaccount:default:default","readonly":true,"resource":"pods","namespace":"default"}`+"\n")
 	requireDocker(t)
 	if out, err := exec.Command("docker", "image", "inspect", imageInCluster).CombinedOutput(); err != nil {
 		t.Fatalf("image %s missing (images/build.sh builds it): %v\n%s", imageInCluster, err, out)
 	}
-	// One Docker node in this machine's namespaces (secret volumes are tmpfs mounts
-	// the engine must see); the secure port on every address, so that pods reach it
-	// through the kubernetes service.
-	s := StartServer(t, "", "--bind-address", "0.0.0.0", "--authorization-mode", "ABAC", "--authorization-policy-file", policy,
-		"--token-auth-file", tokens, "--admission-control", "NamespaceLifecycle,ServiceAccount")
-	n := &dockerNode{t: t, s: s, name: "e2e-" + randHex(4)}
-	t.Cleanup(n.removeContainers)
-	root := t.TempDir()
-	// The agent reaches the secure port with its kubeconfig's token and CA.
-	securePort := s.SecureURL[strings.LastIndex(s.SecureURL, ":")+1:]
-	kubeconfig := writeFile(t, dir, "kubelet.kubeconfig", `apiVersion: v1
-kind: Config
-clusters:
-- name: local
-  cluster: {server: "https://127.0.0.1:`+securePort+`", certificate-authority: "`+s.caFile()+`"}
-users:
-- name: kubelet
-  user: {token: kubelet-token}
-contexts:
-- name: local
-  context: {cluster: local, user: kubelet}
-current-context: local
-`)
-	startProcess(t, Binary(t), "agent", "--kubeconfig", kubeconfig, "--log-format", "json", "--node-name", n.name, "--port", "0", "--root-dir", root, "--node-status-update-frequency", "1s", "--sync-frequency", "2s")
-	Eventually(t, 60*time.Second, "node "+n.name+" Ready", func() error {
-		r := s.Kubectl("", "get", "node", n.name, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
-		if r.Stdout != "True" {
-			return fmt.Errorf("Ready=%q %v %s", r.Stdout, r.Err, r.Stderr)
-		}
-		return nil
-	})
+	c := startClusterWith(t, 1, clusterOptions{sharedMounts: true, server: []string{"--bind-address", "0.0.0.0",
+		"--authorization-mode", "ABAC", "--authorization-policy-file", policy, "--admission-control", "NamespaceLifecycle,ServiceAccount"}},
+		"--port", "0", "--read-only-port", "0", "--healthz-port", "0")
+	s := c.s
+	t.Cleanup((&dockerNode{t: t, name: c.hosts[0].name}).removeContainers)
 	var secretName string
 	Eventually(t, 30*time.Second, "default/default lists its token secret", func() error {
 		r := s.Kubectl("", "get", "serviceaccount", "default", "-o", "jsonpath={.secrets[0].name}")
@@ -212,9 +184,44 @@ spec:
 	// The agent unmounts the token volume with the pod.
 	uid := s.MustKubectl(t, "", "get", "pod", "incluster", "-o", "jsonpath={.metadata.uid}")
 	s.MustKubectl(t, "", "delete", "pod", "incluster", "--grace-period=1")
-	Eventually(t, 60*time.Second, "the pod's volumes removed", func() error {
-		if _, err := os.Stat(filepath.Join(root, "pods", uid)); !os.IsNotExist(err) {
-			return fmt.Errorf("pod directory still there (%v)", err)
+	Eventually(t, 60*time.Second, "the token volume unmounted", func() error {
+		mounts, err := os.ReadFile("/proc/self/mountinfo")
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(mounts), uid) {
+			return fmt.Errorf("a volume of pod %s is still mounted", uid)
+		}
+		return nil
+	})
+}
+
+// TestAgentKubeconfig: the node agent's --kubeconfig (a token and the CA) takes it
+// to the secure port, where ABAC lets the kubelet user in: its node registers.
+func TestAgentKubeconfig(t *testing.T) {
+	dir := t.TempDir()
+	s := StartServer(t, "", "--authorization-mode", "ABAC",
+		"--authorization-policy-file", writeFile(t, dir, "policy.jsonl", `{"user":"kubelet"}`+"\n"),
+		"--token-auth-file", writeFile(t, dir, "tokens.csv", "kubelet-token,kubelet,1\n"))
+	kubeconfig := writeFile(t, dir, "kubelet.kubeconfig", `apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "`+s.SecureURL+`", certificate-authority: "`+s.caFile()+`"}
+users:
+- name: kubelet
+  user: {token: kubelet-token}
+contexts:
+- name: local
+  context: {cluster: local, user: kubelet}
+current-context: local
+`)
+	name := "kc" + randHex(3)
+	startProcess(t, Binary(t), "agent", "--kubeconfig", kubeconfig, "--simulate", "1", "--name-prefix", name, "--node-status-update-frequency", "1s")
+	Eventually(t, 30*time.Second, "node "+name+"-0 Ready", func() error {
+		r := s.Kubectl("", "get", "node", name+"-0", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+		if r.Stdout != "True" {
+			return fmt.Errorf("Ready=%q %v %s", r.Stdout, r.Err, r.Stderr)
 		}
 		return nil
 	})
