@@ -10,11 +10,11 @@ fail=0
 # allowed IMPORTER-PATTERN ALLOWED-PATTERN...: which of the module's packages a
 # package may import (patterns are anchored regular expressions over paths relative
 # to the module; the package's own subtree is always allowed).
-pure='actors/(admission|control|kinds|event|lifecycle|namespace|node|persistentvolume|pod|replication|resourcequota|scheduler|service)(/.*)?'
+pure='actors/(admission|control|kinds|event|lifecycle|namespace|node|persistentvolume|pod|replication|resourcequota|scheduler|service|serviceaccount)(/.*)?'
 rules=$(cat <<RULES
 persistence(/.*)?	persistence/command
 actors/kinds	actors/pod
-actors/(admission|control|event|lifecycle|namespace|node|persistentvolume|pod|replication|resourcequota|scheduler|service)(/.*)?	$pure persistence/command
+actors/(admission|control|event|lifecycle|namespace|node|persistentvolume|pod|replication|resourcequota|scheduler|service|serviceaccount)(/.*)?	$pure persistence/command
 actors	$pure persistence(/.*)?
 gateway(/.*)?	actors $pure persistence(/.*)? gateway(/.*)?
 nodeagent(/.*)?	nodeagent(/.*)? actors/(kinds|pod)

@@ -58,6 +58,7 @@ func NewAdmission(st *persistence.Store, cfg AdmissionConfig) (*Admission, error
 	chain, err := admission.New(cfg.Plugins, admission.Env{
 		Namespaces: storeNamespaces{st}, NamespaceCreator: creator, Pods: storePods{st},
 		LimitRanges: storeLimitRanges{st}, Quotas: NewQuotas(), Immortal: kinds.BootstrapNamespaces,
+		ServiceAccounts: StoreAccounts{st},
 	})
 	if err != nil {
 		return nil, err
@@ -100,6 +101,20 @@ type storePods struct{ st *persistence.Store }
 
 func (s storePods) Pod(namespace, name string) (*corev1.Pod, bool, error) {
 	return storeGet[*corev1.Pod](s.st, persistence.Key{Resource: "pods", Namespace: namespace, Name: name})
+}
+
+// StoreAccounts reads service accounts and secrets from the store's cache (the
+// ServiceAccount plugin's reader, and the service-account token authenticator's).
+type StoreAccounts struct{ Store *persistence.Store }
+
+// ServiceAccount returns the account namespace/name.
+func (s StoreAccounts) ServiceAccount(namespace, name string) (*corev1.ServiceAccount, bool, error) {
+	return storeGet[*corev1.ServiceAccount](s.Store, persistence.Key{Resource: "serviceaccounts", Namespace: namespace, Name: name})
+}
+
+// Secret returns the secret namespace/name.
+func (s StoreAccounts) Secret(namespace, name string) (*corev1.Secret, bool, error) {
+	return storeGet[*corev1.Secret](s.Store, persistence.Key{Resource: "secrets", Namespace: namespace, Name: name})
 }
 
 // storeLimitRanges reads a namespace's LimitRanges from the store's cache.

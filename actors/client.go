@@ -15,6 +15,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/resourcequota"
+	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/persistence/command"
 )
@@ -66,6 +67,10 @@ type Options struct {
 	// oldest are deleted (--terminated-pod-gc-threshold, podgc.go); 0 or less
 	// collects none (the server passes the flag, 12500 by default).
 	TerminatedPodGCThreshold int
+	// ServiceAccounts, when set, runs the service-account controllers: a "default"
+	// account in every active namespace and, with a token generator, a token secret
+	// per account. Nil runs neither (tests of other kinds).
+	ServiceAccounts *serviceaccount.Options
 }
 
 // DefaultSyncPacing is Options.SyncPacing's default.
@@ -154,6 +159,7 @@ func Start(opts Options) (*System, error) {
 		quotaSyncPeriod: opts.ResourceQuotaSyncPeriod,
 		podGCThreshold:  opts.TerminatedPodGCThreshold,
 		stats:           newStats(opts.Resources),
+		serviceAccounts: opts.ServiceAccounts,
 	}
 	bindQuotas(opts.Admission, e)
 	for _, r := range e.resources {
@@ -198,6 +204,15 @@ func (s *System) startFeeds(from int64) {
 		{&feed{env: s.env, resource: "pods", routes: []route{podToServices}}, "services"},
 		{&feed{env: s.env, resource: "persistentvolumes", routes: []route{volumeToClaims}}, "persistentvolumeclaims"},
 		{&feed{env: s.env, resource: "persistentvolumeclaims", routes: []route{claimToVolumes}}, "persistentvolumes"},
+	}
+	if s.env.serviceAccounts != nil {
+		feeds = append(feeds, []struct {
+			f        *feed
+			everyone string
+		}{
+			{&feed{env: s.env, resource: "secrets", routes: []route{secretToServiceAccount}}, "serviceaccounts"},
+			{&feed{env: s.env, resource: "serviceaccounts", routes: []route{defaultAccountToNamespace}}, "namespaces"},
+		}...)
 	}
 	for _, r := range resourcequota.Resources { // what quotas count: their namespace's quotas recount
 		feeds = append(feeds, struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/replication"
 	"github.com/kubeactor/kubeactor/actors/resourcequota"
 	"github.com/kubeactor/kubeactor/actors/service"
+	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 )
 
 // NodeOptions configure the node controller (the controller-manager's flags).
@@ -97,7 +98,13 @@ func (e *env) controllerFor(resource string) func() control.Controller {
 	case "pods":
 		return pod.NewController
 	case "namespaces":
+		if e.serviceAccounts != nil {
+			return serviceaccount.NewNamespaceController
+		}
 		return namespace.NewController
+	case "serviceaccounts":
+		opts := e.serviceAccounts // nil: the controller does nothing
+		return func() control.Controller { return serviceaccount.NewController(opts) }
 	case "replicationcontrollers":
 		return replication.NewController
 	case "services":
@@ -123,4 +130,4 @@ func newBase() control.Controller { return control.Base{} }
 
 // controlled are the kinds controllerFor gives a controller of their own.
 var controlled = []string{"pods", "namespaces", "replicationcontrollers", "services", "nodes", "events", "resourcequotas",
-	"persistentvolumes", "persistentvolumeclaims"}
+	"persistentvolumes", "persistentvolumeclaims", "serviceaccounts"}

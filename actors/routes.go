@@ -7,6 +7,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/service"
+	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -132,4 +133,23 @@ func claimToVolumes(e *env, ev persistence.Event) []persistence.Key {
 		return true
 	})
 	return keys
+}
+
+// secretToServiceAccount routes a change of a service-account token secret to the
+// account it names, which keeps its token secrets (a deleted one is replaced).
+func secretToServiceAccount(_ *env, ev persistence.Event) []persistence.Key {
+	s, ok := ev.Item.Object.(*corev1.Secret)
+	if !ok || s.Type != corev1.SecretTypeServiceAccountToken || s.Annotations[corev1.ServiceAccountNameKey] == "" {
+		return nil
+	}
+	return []persistence.Key{{Resource: "serviceaccounts", Namespace: s.Namespace, Name: s.Annotations[corev1.ServiceAccountNameKey]}}
+}
+
+// defaultAccountToNamespace routes the deletion of a namespace's default account to
+// the namespace, which makes it again while it is active.
+func defaultAccountToNamespace(_ *env, ev persistence.Event) []persistence.Key {
+	if ev.Type != persistence.Deleted || ev.Item.Key.Name != serviceaccount.DefaultName {
+		return nil
+	}
+	return []persistence.Key{{Resource: "namespaces", Name: ev.Item.Key.Namespace}}
 }

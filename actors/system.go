@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
+	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -50,6 +51,8 @@ type env struct {
 	quotaSyncPeriod time.Duration
 	podGCThreshold  int    // Options.TerminatedPodGCThreshold (podgc.go)
 	stats           *stats // stats.go
+	// serviceAccounts is Options.ServiceAccounts (nil: no service-account controllers).
+	serviceAccounts *serviceaccount.Options
 }
 
 // keys lists the keys of every stored object of one resource.

@@ -58,11 +58,12 @@ func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 		return err
 	}
 	client, err := apiclient.New(apiclient.Options{
-		Server:    c.Server,
-		QPS:       c.KubeAPIQPS,
-		Burst:     c.KubeAPIBurst,
-		MaxConns:  8,
-		UserAgent: "kubeactor-agent/" + Version,
+		Server:     c.APIServer(),
+		Kubeconfig: c.Kubeconfig,
+		QPS:        c.KubeAPIQPS,
+		Burst:      c.KubeAPIBurst,
+		MaxConns:   8,
+		UserAgent:  "kubeactor-agent/" + Version,
 	})
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
@@ -191,11 +192,12 @@ func simulate(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 		corev1.ResourcePods:   *resource.NewQuantity(int64(c.MaxPods), resource.DecimalSI),
 	}
 	client, err := apiclient.New(apiclient.Options{
-		Server:    c.Server,
-		QPS:       c.KubeAPIQPS,
-		Burst:     c.KubeAPIBurst,
-		MaxConns:  c.Workers,
-		UserAgent: "kubeactor-agent/" + Version,
+		Server:     c.APIServer(),
+		Kubeconfig: c.Kubeconfig,
+		QPS:        c.KubeAPIQPS,
+		Burst:      c.KubeAPIBurst,
+		MaxConns:   c.Workers,
+		UserAgent:  "kubeactor-agent/" + Version,
 	})
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)

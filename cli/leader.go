@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/kubeactor/kubeactor/actors"
+	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway"
 	"github.com/kubeactor/kubeactor/persistence"
@@ -27,8 +28,10 @@ type controlPlane struct {
 	log      *logrus.Logger
 	nodes    actors.NodeOptions
 	services actors.ServiceOptions
-	server   netip.AddrPort  // the kubernetes service's endpoint: this replica's API
-	kubeDNS  *netip.AddrPort // the kube-dns service's endpoint, when this replica serves DNS
+	server   netip.AddrPort // the kubernetes service's endpoint: this replica's API
+
+	serviceAccounts *serviceaccount.Options // the service-account controllers' options
+	kubeDNS         *netip.AddrPort         // the kube-dns service's endpoint, when this replica serves DNS
 
 	mu  sync.Mutex
 	sys *actors.System
@@ -57,7 +60,7 @@ func (cp *controlPlane) start(ctx context.Context) error {
 		Nodes: cp.nodes, Services: cp.services,
 		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
 		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod,
-		TerminatedPodGCThreshold: cfg.TerminatedPodGCThreshold})
+		TerminatedPodGCThreshold: cfg.TerminatedPodGCThreshold, ServiceAccounts: cp.serviceAccounts})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
@@ -79,6 +82,7 @@ func (cp *controlPlane) start(ctx context.Context) error {
 			cp.log.WithField("error", err).Error("bootstrap kube-dns service")
 		}
 	}
+	cp.gw.Booted()
 	cp.sys = sys
 	return nil
 }

@@ -40,7 +40,7 @@ func TestRunReportsBadFlags(t *testing.T) {
 		{"bad port", []string{"kubeactor", "server", "--insecure_port=70000"}, 2, "--insecure-port 70000"},
 		{"bad address", []string{"kubeactor", "server", "--insecure-bind-address=nowhere"}, 2, "not an IP address"},
 		{"unknown admission plugin", []string{"kubeactor", "server", "--admission_control=NamespaceLifecycle,Bogus"}, 2,
-			`--admission-control: admission: unknown plugin "Bogus" (known: AlwaysAdmit, AlwaysDeny, DenyExecOnPrivileged, LimitRanger, NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, ResourceQuota, SecurityContextDeny)`},
+			`--admission-control: admission: unknown plugin "Bogus" (known: AlwaysAdmit, AlwaysDeny, DenyExecOnPrivileged, LimitRanger, NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, ResourceQuota, SecurityContextDeny, ServiceAccount)`},
 		{"the book's --allow_privileged=false parses", []string{"kubeactor", "server", "--allow_privileged=false", "--insecure_port=70000"}, 2, "--insecure-port 70000"},
 		{"version", []string{"kubeactor", "version"}, 0, ""},
 	}

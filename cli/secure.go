@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway/authn"
 	"github.com/kubeactor/kubeactor/gateway/authz"
@@ -36,11 +38,17 @@ type security struct {
 	// servingCA is the PEM of the CA that signed the serving certificate, when it is
 	// the generated one (nil for --tls-cert-file).
 	servingCA []byte
+	// tokens signs service-account tokens (nil: no key, no tokens); rootCA is the
+	// ca.crt of token secrets.
+	tokens *authn.TokenSigner
+	rootCA []byte
 }
 
-// newSecurity parses the token, basic-auth and policy files and loads or makes the
-// certificates. The files' contents were read by config.Server.Validate.
-func newSecurity(cfg config.Server, now time.Time) (*security, error) {
+// newSecurity parses the token, basic-auth and policy files, loads or makes the
+// certificates and loads the service-account keys; accounts is what the
+// service-account token authenticator looks tokens up in. The files' contents were
+// read by config.Server.Validate.
+func newSecurity(cfg config.Server, accounts authn.AccountGetter, now time.Time) (*security, error) {
 	sec := &security{authn: &authn.Union{AllowAnonymous: cfg.AnonymousAuth}}
 	az, err := authz.New(cfg.AuthorizationMode, cfg.AuthorizationPolicy)
 	if err != nil {
@@ -48,7 +56,7 @@ func newSecurity(cfg config.Server, now time.Time) (*security, error) {
 	}
 	sec.authz = az
 	if cfg.SecurePort < 0 {
-		return sec, nil
+		return sec, sec.serviceAccountKeys(cfg, nil, accounts)
 	}
 	dir := pki.Dir(cfg.CertDir)
 	var ca *pki.CA
@@ -93,11 +101,64 @@ func newSecurity(cfg config.Server, now time.Time) (*security, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
 	}
+	servingKey, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("serving key: %w", err)
+	}
+	if err := sec.serviceAccountKeys(cfg, servingKey, accounts); err != nil {
+		return nil, err
+	}
 	// Client certificates are asked for, not required: a token or a password works
 	// too, and a certificate the CA did not sign gets a 401 Status, not a failed
 	// handshake.
 	sec.tls = &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequestClientCert, MinVersion: tls.VersionTLS12}
 	return sec, nil
+}
+
+// serviceAccountKeys loads the key that signs service-account tokens
+// (--service-account-private-key-file, else the serving key) and the keys that verify
+// them (--service-account-key-file, else the signing key's public half), and adds the
+// token authenticator to the union. Without any key no tokens are made or accepted.
+func (sec *security) serviceAccountKeys(cfg config.Server, servingKey []byte, accounts authn.AccountGetter) error {
+	sec.rootCA = cfg.RootCA
+	if sec.rootCA == nil {
+		sec.rootCA = sec.servingCA
+	}
+	var public []crypto.PublicKey
+	if priv := cfg.ServiceAccountPrivateKey; priv != nil || servingKey != nil {
+		flag := "--service-account-private-key-file"
+		if priv == nil {
+			priv, flag = servingKey, "serving key"
+		}
+		key, err := authn.ParsePrivateKey(priv)
+		if err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
+		if sec.tokens, err = authn.NewTokenSigner(key); err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
+		public = []crypto.PublicKey{key.Public()}
+	}
+	if cfg.ServiceAccountKey != nil {
+		keys, err := authn.ParsePublicKeys(cfg.ServiceAccountKey)
+		if err != nil {
+			return fmt.Errorf("--service-account-key-file: %w", err)
+		}
+		public = keys
+	}
+	if len(public) > 0 {
+		sec.authn.Members = append(sec.authn.Members, &authn.ServiceAccountTokens{Keys: public, Lookup: cfg.ServiceAccountLookup, Getter: accounts})
+	}
+	return nil
+}
+
+// serviceAccountOptions are the token controller's options: nil signer, no tokens.
+func (sec *security) serviceAccountOptions() *serviceaccount.Options {
+	opts := &serviceaccount.Options{RootCA: sec.rootCA}
+	if sec.tokens != nil {
+		opts.Tokens = sec.tokens
+	}
+	return opts
 }
 
 // servingNames are the names and addresses of the generated serving certificate:

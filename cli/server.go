@@ -18,6 +18,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubeactor/kubeactor/actors"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway"
@@ -126,7 +127,7 @@ func replicaConfigs(base config.Server, n int) []config.Server {
 func (c *upCmd) runMasters(ctx context.Context, stop func(), g *globals, startAgent func(servers string)) error {
 	cfgs := replicaConfigs(c.Server, c.Masters)
 	// The replicas share --cert-dir: make its CA and certificates once, before they start.
-	if _, err := newSecurity(cfgs[0], time.Now()); err != nil {
+	if _, err := newSecurity(cfgs[0], &actors.StoreAccounts{}, time.Now()); err != nil {
 		return err
 	}
 	type up struct {
@@ -192,7 +193,10 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	if err != nil {
 		return err
 	}
-	sec, err := newSecurity(cfg, time.Now())
+	// The service-account token authenticator reads accounts and secrets from the
+	// store, which opens once the listeners are known (their addresses are its Meta).
+	accounts := &actors.StoreAccounts{}
+	sec, err := newSecurity(cfg, accounts, time.Now())
 	if err != nil {
 		return err
 	}
@@ -209,6 +213,15 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	server, err := advertised(cfg, ln.Addr())
 	if err != nil {
 		return fmt.Errorf("bootstrap kubernetes service: %w", err)
+	}
+	// The kubernetes service's port 443 leads to the secure port when there is one
+	// (in-cluster clients speak HTTPS with their service-account token), else to
+	// the insecure one.
+	apiServer := server
+	if secure != nil {
+		if apiServer, err = advertised(cfg, secure.ln.Addr()); err != nil {
+			return fmt.Errorf("bootstrap kubernetes service: %w", err)
+		}
 	}
 
 	opts := persistence.Options{Dir: cfg.DataDir, ChangeLogWindow: cfg.ChangeLogWindow, NewObject: newObject}
@@ -232,6 +245,7 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 			log.WithError(err).Error("close store")
 		}
 	}()
+	accounts.Store = store
 
 	name := ""
 	if cfg.Clustered() {
@@ -246,7 +260,8 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	stopDNS, kubeDNS, dnsOK := startDNS(ctx, cfg, store, log)
 	defer stopDNS()
 
-	cp := &controlPlane{cfg: cfg, store: store, gw: gw, log: log, nodes: nodes, services: services, server: server}
+	cp := &controlPlane{cfg: cfg, store: store, gw: gw, log: log, nodes: nodes, services: services, server: apiServer,
+		serviceAccounts: sec.serviceAccountOptions()}
 	if dnsOK {
 		cp.kubeDNS = &kubeDNS
 	}

@@ -20,6 +20,7 @@ const maxSimulatedNodes = (256 - 100) * 256
 // --simulate N it runs N simulated nodes in one process. `_` is accepted for `-`.
 type Agent struct {
 	Server                    string        `name:"server" aliases:"api-servers" default:"http://127.0.0.1:8080" help:"URL of the API server (the kubelet's --api-servers); several master replicas' separated by commas, the next used when one cannot be reached."`
+	Kubeconfig                string        `name:"kubeconfig" help:"kubeconfig giving the credentials (client certificate, token or basic auth) and CA for the API server; its server is used unless --server is given."`
 	Simulate                  int           `name:"simulate" default:"0" help:"Run this many simulated nodes instead of a Docker node (1 to 39936)."`
 	NamePrefix                string        `name:"name-prefix" default:"sim" help:"Simulated nodes are named <prefix>-0 ... <prefix>-<N-1>."`
 	NodeStatusUpdateFrequency time.Duration `name:"node-status-update-frequency" default:"10s" help:"How often each node posts its status."`
@@ -60,6 +61,18 @@ type Agent struct {
 	BridgeName                    string        `name:"bridge-name" default:"kbr0" help:"The bridge of --network-plugin=bridge."`
 	ClusterCIDR                   string        `name:"cluster-cidr" default:"10.244.0.0/16" help:"The pods' address range; with --network-plugin=bridge, pod traffic leaving it is masqueraded."`
 	DockerNetwork                 string        `name:"docker-network" help:"Docker network the pods' infra containers join (default: Docker's bridge)."`
+}
+
+// DefaultAgentServer is --server's default.
+const DefaultAgentServer = "http://127.0.0.1:8080"
+
+// APIServer is the server to reach: --server, or "" (the kubeconfig's) when a
+// --kubeconfig is given and --server was left at its default.
+func (a *Agent) APIServer() string {
+	if a.Kubeconfig != "" && a.Server == DefaultAgentServer {
+		return ""
+	}
+	return a.Server
 }
 
 // Validate reports the first invalid setting.

@@ -200,20 +200,25 @@ func checkHostPortFlag(flag, addr string) error {
 // book's kube-apiserver flags). The insecure port skips authentication and
 // authorization, as in v1.0.
 type Security struct {
-	BindAddress             string `name:"bind-address" default:"0.0.0.0" help:"IP address on which to serve the secure port."`
-	SecurePort              int    `name:"secure-port" default:"6443" help:"Port of the HTTPS API, with authentication and authorization (0 picks a free port, as --insecure-port 0 does; -1 turns HTTPS off)."`
-	TLSCertFile             string `name:"tls-cert-file" help:"x509 certificate for HTTPS (with intermediates after it). Without it a CA and a serving certificate are made in --cert-dir on first start and reused after."`
-	TLSPrivateKeyFile       string `name:"tls-private-key-file" help:"Private key matching --tls-cert-file."`
-	CertDir                 string `name:"cert-dir" help:"Directory of the generated CA, serving certificate and admin kubeconfig (default: <data-dir>/pki)."`
-	ClientCAFile            string `name:"client-ca-file" help:"CA certificates (PEM) that sign client certificates; the user is the subject's CN, the groups its O (default: the CA in --cert-dir)."`
-	TokenAuthFile           string `name:"token-auth-file" help:"CSV of bearer tokens: token,user,uid[,\"group1,group2\"]."`
-	BasicAuthFile           string `name:"basic-auth-file" help:"CSV of basic-auth users: password,user,uid[,\"group1,group2\"]."`
-	AnonymousAuth           bool   `name:"anonymous-auth" help:"Serve requests without credentials on the secure port as system:anonymous (default: 401)."`
-	AuthorizationMode       string `name:"authorization-mode" default:"AlwaysAllow" enum:"AlwaysAllow,AlwaysDeny,ABAC" help:"Authorization on the secure port: AlwaysAllow, AlwaysDeny or ABAC."`
-	AuthorizationPolicyFile string `name:"authorization-policy-file" help:"ABAC policy: one JSON object per line (user, group, readonly, resource, namespace)."`
+	BindAddress                  string `name:"bind-address" default:"0.0.0.0" help:"IP address on which to serve the secure port."`
+	SecurePort                   int    `name:"secure-port" default:"6443" help:"Port of the HTTPS API, with authentication and authorization (0 picks a free port, as --insecure-port 0 does; -1 turns HTTPS off)."`
+	TLSCertFile                  string `name:"tls-cert-file" help:"x509 certificate for HTTPS (with intermediates after it). Without it a CA and a serving certificate are made in --cert-dir on first start and reused after."`
+	TLSPrivateKeyFile            string `name:"tls-private-key-file" help:"Private key matching --tls-cert-file."`
+	CertDir                      string `name:"cert-dir" help:"Directory of the generated CA, serving certificate and admin kubeconfig (default: <data-dir>/pki)."`
+	ClientCAFile                 string `name:"client-ca-file" help:"CA certificates (PEM) that sign client certificates; the user is the subject's CN, the groups its O (default: the CA in --cert-dir)."`
+	TokenAuthFile                string `name:"token-auth-file" help:"CSV of bearer tokens: token,user,uid[,\"group1,group2\"]."`
+	BasicAuthFile                string `name:"basic-auth-file" help:"CSV of basic-auth users: password,user,uid[,\"group1,group2\"]."`
+	AnonymousAuth                bool   `name:"anonymous-auth" help:"Serve requests without credentials on the secure port as system:anonymous (default: 401)."`
+	AuthorizationMode            string `name:"authorization-mode" default:"AlwaysAllow" enum:"AlwaysAllow,AlwaysDeny,ABAC" help:"Authorization on the secure port: AlwaysAllow, AlwaysDeny or ABAC."`
+	AuthorizationPolicyFile      string `name:"authorization-policy-file" help:"ABAC policy: one JSON object per line (user, group, readonly, resource, namespace)."`
+	ServiceAccountPrivateKeyFile string `name:"service-account-private-key-file" help:"PEM private key (RSA or EC) that signs service-account tokens (default: the serving key, --tls-private-key-file or the one made in --cert-dir)."`
+	ServiceAccountKeyFile        string `name:"service-account-key-file" help:"PEM keys that verify service-account tokens: public keys, certificates or private keys (default: the signing key's public half)."`
+	ServiceAccountLookup         bool   `name:"service-account-lookup" default:"true" help:"Refuse a service-account token whose secret or account was deleted (--service-account-lookup=false turns it off)."`
+	RootCAFile                   string `name:"root-ca-file" help:"CA certificate (PEM) put in service-account token secrets as ca.crt (default: the CA made in --cert-dir, when it signed the serving certificate)."`
 	// The files' contents, read by Validate (parsed by the command, which owns the
 	// parsers): never logged.
 	TokenAuth, BasicAuth, AuthorizationPolicy, ClientCA []byte `kong:"-"`
+	ServiceAccountPrivateKey, ServiceAccountKey, RootCA []byte `kong:"-"`
 }
 
 // SecureAddress is the host:port the secure API listens on.
@@ -258,6 +263,9 @@ func (s *Server) validateSecurity() error {
 		{"--basic-auth-file", s.BasicAuthFile, &s.BasicAuth},
 		{"--authorization-policy-file", s.AuthorizationPolicyFile, &s.AuthorizationPolicy},
 		{"--client-ca-file", s.ClientCAFile, &s.ClientCA},
+		{"--service-account-private-key-file", s.ServiceAccountPrivateKeyFile, &s.ServiceAccountPrivateKey},
+		{"--service-account-key-file", s.ServiceAccountKeyFile, &s.ServiceAccountKey},
+		{"--root-ca-file", s.RootCAFile, &s.RootCA},
 	} {
 		if f.path == "" {
 			continue

@@ -30,16 +30,17 @@ type cluster struct {
 }
 
 type host struct {
-	name  string // node name and network namespace
-	ip    string
-	agent *Agent
-	args  []string // `ip` arguments that start its agent
+	name    string // node name and network namespace
+	ip      string
+	agent   *Agent
+	program string   // ip, or nsenter (clusterOptions.sharedMounts)
+	args    []string // its arguments that start the agent
 }
 
 // restartAgent kills the host's agent (SIGKILL, as a crash) and starts it again.
 func (c *cluster) restartAgent(h *host) {
 	h.agent.Kill()
-	h.agent = startProcess(c.t, "ip", h.args...)
+	h.agent = startProcess(c.t, h.program, h.args...)
 }
 
 // ip runs `ip args...` and fails the test on error.
@@ -52,6 +53,21 @@ func runIP(t testing.TB, args ...string) {
 
 // startCluster starts a server and n agents as hosts, with extra agent flags.
 func startCluster(t testing.TB, n int, extra ...string) *cluster {
+	t.Helper()
+	return startClusterWith(t, n, clusterOptions{}, extra...)
+}
+
+// clusterOptions change startCluster's hosts.
+type clusterOptions struct {
+	server []string // extra server flags
+	// sharedMounts runs the agents in their network namespace only (nsenter), not in
+	// a mount namespace of their own (ip netns exec): the tmpfs of secret volumes
+	// must be seen by the Docker engine.
+	sharedMounts bool
+}
+
+// startClusterWith is startCluster with options.
+func startClusterWith(t testing.TB, n int, o clusterOptions, extra ...string) *cluster {
 	t.Helper()
 	requireDocker(t)
 	id := randHex(2)
@@ -69,8 +85,8 @@ func startCluster(t testing.TB, n int, extra ...string) *cluster {
 	}
 	t.Cleanup(func() { _ = exec.Command("iptables", append([]string{"-D"}, accept...)...).Run() })
 
-	c.s = StartServer(t, "", "--insecure-bind-address", "0.0.0.0", "--advertise-address", c.subnet+".254",
-		"--dns-bind-address", c.subnet+".254", "--dns-port", "53")
+	c.s = StartServer(t, "", append([]string{"--insecure-bind-address", "0.0.0.0", "--advertise-address", c.subnet + ".254",
+		"--dns-bind-address", c.subnet + ".254", "--dns-port", "53"}, o.server...)...)
 	port := c.s.URL[strings.LastIndex(c.s.URL, ":")+1:]
 	cs, err := kubernetes.NewForConfig(&rest.Config{Host: c.s.URL, QPS: -1})
 	if err != nil {
@@ -92,13 +108,17 @@ func startCluster(t testing.TB, n int, extra ...string) *cluster {
 		runIP(t, "-n", h.name, "route", "add", "default", "via", c.subnet+".254")
 		node := &dockerNode{t: t, name: h.name}
 		t.Cleanup(node.removeContainers)
-		args := append([]string{"netns", "exec", h.name, Binary(t), "agent",
-			"--server", "http://" + c.subnet + ".254:" + port, "--log-format", "json",
+		h.program, h.args = "ip", []string{"netns", "exec", h.name}
+		if o.sharedMounts {
+			h.program, h.args = "nsenter", []string{"--net=/run/netns/" + h.name}
+		}
+		args := append(append(h.args, Binary(t), "agent",
+			"--server", "http://"+c.subnet+".254:"+port, "--log-format", "json",
 			"--node-name", h.name, "--node-ip", h.ip, "--network-plugin", "bridge",
 			"--root-dir", t.TempDir(), "--node-status-update-frequency", "1s", "--sync-frequency", "2s",
-			"--cluster-dns", "10.254.0.10"}, extra...)
+			"--cluster-dns", "10.254.0.10"), extra...)
 		h.args = args
-		h.agent = startProcess(t, "ip", args...)
+		h.agent = startProcess(t, h.program, args...)
 		t.Cleanup(func() {
 			if t.Failed() {
 				out, _ := exec.Command("ip", "netns", "exec", h.name, "iptables-save").CombinedOutput()

@@ -313,7 +313,7 @@ func (s *Server) readyz(c echo.Context) error {
 	if !s.replica.Ready() {
 		return c.String(http.StatusServiceUnavailable, "store not ready: no leader, or behind the commit index")
 	}
-	if s.replica.IsLeader() && s.actors.Load() == nil {
+	if s.replica.IsLeader() && (s.actors.Load() == nil || !s.booted.Load()) {
 		return c.String(http.StatusServiceUnavailable, "leader: control plane starting")
 	}
 	return c.String(http.StatusOK, "ok")

@@ -72,6 +72,7 @@ type Config struct {
 type Server struct {
 	store   *persistence.Store
 	actors  atomic.Pointer[actors.System]
+	booted  atomic.Bool // the control plane's bootstrap objects are written (readyz)
 	name    string
 	log     logrus.FieldLogger
 	maxBody int64
@@ -102,6 +103,7 @@ func New(cfg Config) (*Server, error) {
 		authn: cfg.Authenticator, authz: cfg.Authorizer,
 	}
 	s.actors.Store(cfg.Actors)
+	s.booted.Store(cfg.Actors != nil)
 	s.replica = cfg.Store
 	if s.log == nil {
 		s.log = logrus.StandardLogger()
@@ -167,7 +169,16 @@ func (s *Server) Handler() http.Handler { return s.echo }
 
 // SetActors gives the gateway the actor system this replica now runs (it became the
 // leader), or takes it away (nil: it stopped being the leader).
-func (s *Server) SetActors(sys *actors.System) { s.actors.Store(sys) }
+func (s *Server) SetActors(sys *actors.System) {
+	if sys == nil {
+		s.booted.Store(false)
+	}
+	s.actors.Store(sys)
+}
+
+// Booted says that the control plane given by SetActors has written its bootstrap
+// objects: /readyz answers 200 on the leader from then on.
+func (s *Server) Booted() { s.booted.Store(s.actors.Load() != nil) }
 
 // system is the local actor system, or a 503 when this replica runs none (it is not
 // the leader, or is still starting the control plane).

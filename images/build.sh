@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the images the project runs, from the sources in this repository, into the
-# local Docker engine (there is no registry): kubeactor/pause, kubeactor/testserver
-# and kubeactor/guestbook-frontend (FROM scratch with one static Go binary),
-# kubeactor/busybox, and the guestbook's kubeactor/redis and kubeactor/redis-slave
+# local Docker engine (there is no registry): kubeactor/pause, kubeactor/testserver,
+# kubeactor/incluster and kubeactor/guestbook-frontend (FROM scratch with one static
+# Go binary), kubeactor/busybox, and the guestbook's kubeactor/redis and kubeactor/redis-slave
 # (from Debian's redis packages). Idempotent: an unchanged source gives the same image.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +36,8 @@ build_go_image kubeactor/pause:latest ./images/pause pause \
   'ENTRYPOINT ["/pause"]'
 build_go_image kubeactor/testserver:latest ./images/testserver testserver \
   "$(printf 'EXPOSE 8080\nENTRYPOINT ["/testserver"]')"
+build_go_image kubeactor/incluster:latest ./images/incluster incluster \
+  'ENTRYPOINT ["/incluster"]'
 build_go_image kubeactor/guestbook-frontend:latest ./images/guestbook guestbook \
   "$(printf 'EXPOSE 80\nENTRYPOINT ["/guestbook"]')"
 ./images/busybox/build.sh

@@ -46,7 +46,7 @@ func TestNew(t *testing.T) {
 		{name: "every plugin", names: Names(), want: Names()},
 		{name: "blanks skipped", names: []string{" AlwaysAdmit", "", "AlwaysDeny "}, want: []string{"AlwaysAdmit", "AlwaysDeny"}},
 		{name: "unknown", names: []string{"AlwaysAdmit", "AlwaysMaybe"},
-			err: `admission: unknown plugin "AlwaysMaybe" (known: AlwaysAdmit, AlwaysDeny, DenyExecOnPrivileged, LimitRanger, NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, ResourceQuota, SecurityContextDeny)`},
+			err: `admission: unknown plugin "AlwaysMaybe" (known: AlwaysAdmit, AlwaysDeny, DenyExecOnPrivileged, LimitRanger, NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, ResourceQuota, SecurityContextDeny, ServiceAccount)`},
 		{name: "case matters", names: []string{"alwaysadmit"}, err: `admission: unknown plugin "alwaysadmit"`},
 	}
 	for _, tc := range tests {

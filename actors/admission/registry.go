@@ -16,6 +16,7 @@ type Env struct {
 	Pods             PodReader
 	LimitRanges      LimitRangeReader
 	Quotas           QuotaCharger
+	ServiceAccounts  ServiceAccountReader
 	// Immortal names the namespaces that may not be deleted (NamespaceLifecycle).
 	Immortal []string
 }
@@ -39,6 +40,7 @@ var constructors = map[string]Constructor{
 	"DenyExecOnPrivileged":   func(e Env) Plugin { return NewDenyExecOnPrivileged(e.Pods) },
 	"LimitRanger":            func(e Env) Plugin { return NewLimitRanger(e.LimitRanges) },
 	"ResourceQuota":          func(e Env) Plugin { return NewResourceQuota(e.Quotas) },
+	"ServiceAccount":         func(e Env) Plugin { return NewServiceAccount(e.ServiceAccounts) },
 }
 
 // Names returns the known plugin names, sorted.

@@ -17,16 +17,21 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
 )
 
 // Options says how to reach the API server.
 type Options struct {
-	Server    string  // http(s)://host:port, or several (master replicas) separated by commas
-	QPS       float32 // client-side request rate limit; negative for none
-	Burst     int
-	MaxConns  int    // idle connections kept to the server; at least the writers' count
-	UserAgent string // e.g. "kubeactor-agent/v0.1.0"
+	Server string // http(s)://host:port, or several (master replicas) separated by commas; with Kubeconfig, "" takes its cluster's
+	// Kubeconfig is a kubeconfig file whose current context gives the credentials
+	// (client certificate, bearer token or basic auth) and the CA (the kubelet's
+	// --kubeconfig); "" is none: plain requests to Server.
+	Kubeconfig string
+	QPS        float32 // client-side request rate limit; negative for none
+	Burst      int
+	MaxConns   int    // idle connections kept to the server; at least the writers' count
+	UserAgent  string // e.g. "kubeactor-agent/v0.1.0"
 }
 
 // Client talks to the API server on behalf of one or many nodes. It is safe for
@@ -38,25 +43,38 @@ type Client struct {
 // New connects (lazily) to the server in o. Requests and responses use protobuf, the
 // cheapest encoding the server speaks.
 func New(o Options) (*Client, error) {
-	servers, err := Servers(o.Server)
+	var servers []string
+	if o.Server != "" || o.Kubeconfig == "" {
+		var err error
+		if servers, err = Servers(o.Server); err != nil {
+			return nil, err
+		}
+	}
+	first := ""
+	if len(servers) > 0 {
+		first = servers[0]
+	}
+	cfg := &rest.Config{Host: first}
+	if o.Kubeconfig != "" {
+		kc, err := clientcmd.BuildConfigFromFlags(first, o.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("kubeconfig %s: %w", o.Kubeconfig, err)
+		}
+		cfg = kc
+	}
+	u, err := url.Parse(cfg.Host)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("server %q: %w", cfg.Host, err)
 	}
-	u, err := url.Parse(servers[0])
-	if err != nil {
-		return nil, fmt.Errorf("server %q: %w", servers[0], err)
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return nil, fmt.Errorf("server %q: want http://host:port or https://host:port", cfg.Host)
 	}
-	cfg := &rest.Config{
-		Host:      servers[0],
-		QPS:       o.QPS,
-		Burst:     o.Burst,
-		UserAgent: o.UserAgent,
-		ContentConfig: rest.ContentConfig{
-			ContentType:        "application/vnd.kubernetes.protobuf",
-			AcceptContentTypes: "application/vnd.kubernetes.protobuf,application/json",
-		},
+	cfg.QPS, cfg.Burst, cfg.UserAgent = o.QPS, o.Burst, o.UserAgent
+	cfg.ContentConfig = rest.ContentConfig{
+		ContentType:        "application/vnd.kubernetes.protobuf",
+		AcceptContentTypes: "application/vnd.kubernetes.protobuf,application/json",
 	}
-	if u.Scheme == "http" {
+	if u.Scheme == "http" && o.Kubeconfig == "" {
 		// client-go keeps 25 idle connections per host; writers beyond that would
 		// open and close a connection per request.
 		cfg.Transport = &http.Transport{
@@ -78,7 +96,7 @@ func New(o Options) (*Client, error) {
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("client for %s: %w", o.Server, err)
+		return nil, fmt.Errorf("client for %s: %w", cfg.Host, err)
 	}
 	return &Client{cs: cs}, nil
 }
