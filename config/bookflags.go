@@ -99,7 +99,7 @@ var bookFlags = map[string][]BookFlag{
 		{"service-sync-period", false, noCloud},
 		{"node-sync-period", false, noCloud},
 		{"namespace-sync-period", false, "a namespace is finalized as soon as it is deleted"},
-		{"pvclaimbinder-sync-period", false, "there are no persistent volumes in this build"},
+		{"pvclaimbinder-sync-period", false, "a pending claim looks again every 10 s, and at once when a volume changes"},
 		{"register-retry-count", false, noCloud},
 		{"service-account-private-key-file", false, "service account tokens are not issued by this build"},
 		{"root-ca-file", false, "service account tokens are not issued by this build"},
