@@ -156,6 +156,12 @@ func TestUserspaceRules(t *testing.T) {
 			ports:    map[ServicePortName]int{pn("default", "redis-master", ""): 42872},
 		},
 		{
+			// The ingress ip gets portals as a cluster IP does.
+			name:     "loadbalancer",
+			services: []corev1.Service{newSvc("default", "frontend", "20.1.244.75").port("", 80).nodePort(30001).loadBalancer("192.168.1.130").obj()},
+			ports:    map[ServicePortName]int{pn("default", "frontend", ""): 59528},
+		},
+		{
 			name: "nodeport-and-named-ports",
 			services: []corev1.Service{
 				newSvc("default", "frontend", "20.1.244.75").port("", 80).nodePort(30001).obj(),
