@@ -202,6 +202,7 @@ func (s *System) startFeeds(from int64) {
 	}{
 		{&feed{env: s.env, resource: "pods", routes: []route{podToRCs}}, "replicationcontrollers"},
 		{&feed{env: s.env, resource: "pods", routes: []route{podToServices}}, "services"},
+		{&feed{env: s.env, resource: "nodes", routes: []route{nodeToLoadBalancers}}, "services"},
 		{&feed{env: s.env, resource: "persistentvolumes", routes: []route{volumeToClaims}}, "persistentvolumeclaims"},
 		{&feed{env: s.env, resource: "persistentvolumeclaims", routes: []route{claimToVolumes}}, "persistentvolumes"},
 	}

@@ -67,6 +67,33 @@ func podToServices(e *env, ev persistence.Event) []persistence.Key {
 	return keys
 }
 
+// nodeToLoadBalancers routes a node's change to the LoadBalancer services whose
+// ingress (service.Ingress) it may change: those that lack the address of a Ready
+// node, and those that list the address of a node that is not Ready or is gone. A
+// heartbeat that changes nothing routes nowhere.
+func nodeToLoadBalancers(e *env, ev persistence.Event) []persistence.Key {
+	n, ok := ev.Item.Object.(*corev1.Node)
+	if !ok {
+		return nil
+	}
+	ip, hasIP := service.NodeAddress(n)
+	serves := hasIP && ev.Type != persistence.Deleted && service.Ready(n)
+	var keys []persistence.Key
+	e.store.Snapshot("services").Ascend("", "", func(it *persistence.Item) bool {
+		svc, ok := it.Object.(*corev1.Service)
+		if !ok || svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
+			return true
+		}
+		// A Ready node whose address changed is missing under its new one, so the
+		// old one goes too; a node without an address routes everywhere.
+		if !hasIP || serves != service.IngressHas(svc, ip) {
+			keys = append(keys, it.Key)
+		}
+		return true
+	})
+	return keys
+}
+
 func podKey(ns, name string) persistence.Key {
 	return persistence.Key{Resource: "pods", Namespace: ns, Name: name}
 }

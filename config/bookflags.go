@@ -39,14 +39,10 @@ var bookRenames = map[string]map[string]string{
 	Kubelet:   {"master": "server", "apiservers": "server"},
 }
 
-// bookFirstOf are the flags that take a list in the book (the kubelet's API servers)
-// where kubeactor uses the first element.
-var bookFirstOf = map[string]map[string]string{
-	Kubelet: {
-		"server":      "the agent talks to the first API server of the list",
-		"api-servers": "the agent talks to the first API server of the list",
-	},
-}
+// bookFirstOf are the flags that take a list in the book where kubeactor uses the
+// first element. None now: the kubelet's API servers (--api-servers, --master) are
+// the agent's --server list, which moves to the next when one cannot be reached.
+var bookFirstOf = map[string]map[string]string{}
 
 const (
 	noCloud    = "there is no cloud provider: nodes are machines that run the agent"
@@ -97,7 +93,7 @@ var bookFlags = map[string][]BookFlag{
 		{"service-sync-period", false, noCloud},
 		{"node-sync-period", false, noCloud},
 		{"namespace-sync-period", false, "a namespace is finalized as soon as it is deleted"},
-		{"pvclaimbinder-sync-period", false, "there are no persistent volumes in this build"},
+		{"pvclaimbinder-sync-period", false, "a pending claim looks again every 10 s, and at once when a volume changes"},
 		{"register-retry-count", false, noCloud},
 		{"algorithm-provider", false, "the scheduler's default provider is used unless --policy-config-file names predicates and priorities"},
 		{"master", false, "kube-apiserver is the master"},

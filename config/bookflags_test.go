@@ -32,7 +32,7 @@ func TestBookArgs(t *testing.T) {
 		{"unknown flags left for the parser", APIServer, []string{"server", "--no-such-flag=1"}, nil, "server --no-such-flag=1", ""},
 		{"logging flags for everyone", KubeProxy, []string{"proxy", "--log-flush-frequency", "5s"}, nil, "proxy", "--log-flush-frequency"},
 		{"after -- untouched", APIServer, []string{"server", "--", "--etcd-servers=x"}, nil, "server -- --etcd-servers=x", ""},
-		{"first of a list", Kubelet, []string{"agent", "--api-servers=http://a,http://b"}, []string{"api-servers"}, "agent --api-servers=http://a", "--api-servers"},
+		{"a list of API servers kept whole", Kubelet, []string{"agent", "--api-servers=http://a,http://b"}, []string{"api-servers"}, "agent --api-servers=http://a,http://b", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -158,7 +158,8 @@ func TestBookComponentLines(t *testing.T) {
 		}
 	}
 	// kube-proxy for real would rewrite the host's iptables, which other tests share:
-	// its book line is checked up to the start.
+	// its book line is checked up to the start here (TestServiceKubeProxy runs it
+	// for real on a host of its own).
 	if out := runComponent(t, filepath.Join(links, "kube-proxy"), "--logtostderr=true", "--v=0", "--master="+url, "--version"); !strings.Contains(out, "kubeactor") {
 		t.Errorf("kube-proxy --version: %q", out)
 	}

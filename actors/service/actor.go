@@ -50,7 +50,8 @@ func (c *Controller) Settle(fx control.Effects) {
 	}
 }
 
-// Sync writes the service's endpoints when they differ from the stored ones.
+// Sync writes the service's load balancer ingress and its endpoints when they differ
+// from the stored ones.
 func (c *Controller) Sync(fx control.Effects) {
 	svc, ok := fx.Object().(*corev1.Service)
 	if !ok {
@@ -62,6 +63,7 @@ func (c *Controller) Sync(fx control.Effects) {
 		return
 	}
 	c.dirty = false
+	c.syncIngress(fx, svc)
 	if !fx.Serves("endpoints") || svc.DeletionTimestamp != nil || len(svc.Spec.Selector) == 0 {
 		return // endpoints of a service without a selector are the user's
 	}
@@ -90,6 +92,34 @@ func (c *Controller) Sync(fx control.Effects) {
 		return
 	}
 	c.sentAt = time.Now()
+}
+
+// syncIngress writes the service's status.loadBalancer.ingress when it differs from
+// Ingress over the stored nodes (the node feed resyncs the LoadBalancer services
+// when a node's readiness or address may have changed their ingress).
+func (c *Controller) syncIngress(fx control.Effects, svc *corev1.Service) {
+	if svc.DeletionTimestamp != nil || svc.Spec.Type != corev1.ServiceTypeLoadBalancer && len(svc.Status.LoadBalancer.Ingress) == 0 {
+		return
+	}
+	var nodes []*corev1.Node
+	fx.Each("nodes", "", func(obj runtime.Object) bool {
+		if n, ok := obj.(*corev1.Node); ok {
+			nodes = append(nodes, n)
+		}
+		return true
+	})
+	want := Ingress(svc, nodes)
+	if !IngressChanged(svc.Status.LoadBalancer.Ingress, want) {
+		return
+	}
+	next := svc.DeepCopy()
+	next.Status.LoadBalancer.Ingress = want
+	if err := fx.Write(next); err != nil {
+		fx.Log().WithField("error", err).Warn("load balancer ingress write refused")
+		c.retry = true
+		return
+	}
+	fx.Log().WithField("ingress", len(want)).Info("load balancer ingress updated")
 }
 
 // Answered paces the next sync by the write's cost too (an Endpoints object of

@@ -31,6 +31,16 @@ func (b *svcBuilder) nodePort(port int32) *svcBuilder {
 	return b
 }
 
+// loadBalancer makes the service a LoadBalancer (node ports as they are) whose status
+// lists ingress ips.
+func (b *svcBuilder) loadBalancer(ips ...string) *svcBuilder {
+	b.s.Spec.Type = corev1.ServiceTypeLoadBalancer
+	for _, ip := range ips {
+		b.s.Status.LoadBalancer.Ingress = append(b.s.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: ip})
+	}
+	return b
+}
+
 func (b *svcBuilder) affinity(timeout int32) *svcBuilder {
 	b.s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
 	if timeout > 0 {

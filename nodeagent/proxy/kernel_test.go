@@ -176,6 +176,26 @@ func TestIPTablesTraffic(t *testing.T) {
 	}
 }
 
+// TestIPTablesLoadBalancerTraffic: a LoadBalancer service whose ingress is the
+// node's own address answers there at the service port, for traffic from the node
+// itself (caught in OUTPUT).
+func TestIPTablesLoadBalancerTraffic(t *testing.T) {
+	needNetns(t)
+	resetTables(t)
+	svc := newSvc("default", "lb", nextVIP()).port("http", 81).loadBalancer(testNodeIP).obj()
+	rs := IPTablesRules([]corev1.Service{svc},
+		[]corev1.Endpoints{newEps("default", "lb", []string{testEp1, testEp2}, map[string]int32{"http": testEpPort})},
+		NodeInfo{Name: "node-1", IP: testNodeIP})
+	ipt, err := iptables.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewApplier(ipt, "").Apply(rs); err != nil {
+		t.Fatal(err)
+	}
+	checkSpread(t, askMany(t, testNodeIP+":81", 40), false)
+}
+
 // checkSpread: without affinity both endpoints answer; with it, only one.
 func checkSpread(t *testing.T, got map[string]int, affinity bool) {
 	t.Helper()

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -20,7 +21,7 @@ type servicePort struct {
 	clusterIP   string
 	port        int32
 	nodePort    int32
-	externalIPs []string
+	externalIPs []string // spec.externalIPs and a LoadBalancer's ingress ips, sorted
 	affinity    bool
 	timeout     int32    // affinity timeout in seconds
 	endpoints   []string // "ip:port", sorted
@@ -77,10 +78,20 @@ func servicePorts(services []corev1.Service, endpoints []corev1.Endpoints) []ser
 			if svc.Spec.Type == corev1.ServiceTypeNodePort || svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
 				sp.nodePort = p.NodePort
 			}
+			if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+				// The ingress addresses (the nodes' own, given by the service's
+				// controller) are served as external IPs are.
+				for _, in := range svc.Status.LoadBalancer.Ingress {
+					if net.ParseIP(in.IP) != nil {
+						sp.externalIPs = append(sp.externalIPs, in.IP)
+					}
+				}
+			}
 			if c := svc.Spec.SessionAffinityConfig; c != nil && c.ClientIP != nil && c.ClientIP.TimeoutSeconds != nil {
 				sp.timeout = *c.ClientIP.TimeoutSeconds
 			}
 			sort.Strings(sp.externalIPs)
+			sp.externalIPs = slices.Compact(sp.externalIPs)
 			out = append(out, sp)
 		}
 	}

@@ -43,6 +43,19 @@ func TestIPTablesRules(t *testing.T) {
 			node:      node,
 		},
 		{
+			// The ingress ips are DNATed as external IPs are (an ip that is also an
+			// external IP once; a hostname entry is not an address); the node port too.
+			name: "loadbalancer",
+			services: []corev1.Service{func() corev1.Service {
+				s := newSvc("default", "frontend", "10.254.244.75").port("", 80).nodePort(30001).loadBalancer("192.168.1.131", "192.168.1.130").obj()
+				s.Spec.ExternalIPs = []string{"192.168.1.131"}
+				s.Status.LoadBalancer.Ingress = append(s.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{Hostname: "lb.example.com"})
+				return s
+			}()},
+			endpoints: []corev1.Endpoints{newEps("default", "frontend", []string{"10.1.20.5"}, map[string]int32{"": 80})},
+			node:      node,
+		},
+		{
 			name:     "multiple-named-ports",
 			services: []corev1.Service{newSvc("prod", "dns", "10.254.0.53").udp("dns", 53).port("dns-tcp", 53).port("metrics", 9153).obj()},
 			endpoints: []corev1.Endpoints{newEps("prod", "dns", []string{"10.1.1.2", "10.1.2.2"},
@@ -141,6 +154,12 @@ func TestUserspaceRules(t *testing.T) {
 			name:     "book-redis-master",
 			services: []corev1.Service{newSvc("default", "redis-master", "10.254.208.57").port("", 6379).obj()},
 			ports:    map[ServicePortName]int{pn("default", "redis-master", ""): 42872},
+		},
+		{
+			// The ingress ip gets portals as a cluster IP does.
+			name:     "loadbalancer",
+			services: []corev1.Service{newSvc("default", "frontend", "20.1.244.75").port("", 80).nodePort(30001).loadBalancer("192.168.1.130").obj()},
+			ports:    map[ServicePortName]int{pn("default", "frontend", ""): 59528},
 		},
 		{
 			name: "nodeport-and-named-ports",
