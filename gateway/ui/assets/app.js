@@ -468,7 +468,7 @@ function podPage(p, events, tracePath) {
       h('dt', {}, 'Labels'), h('dd', {}, labels(p.metadata.labels)),
       h('dt', {}, 'Created by'), h('dd', {}, ((p.metadata.ownerReferences || [])[0] || {}).name ? `${p.metadata.ownerReferences[0].kind} ${p.metadata.ownerReferences[0].name}` : '–'),
       h('dt', {}, 'Restart policy'), h('dd', {}, p.spec.restartPolicy || ''),
-      h('dt', {}, 'Service account'), h('dd', {}, p.spec.serviceAccountName || ''),
+      h('dt', {}, 'Service account'), h('dd', {}, p.spec.serviceAccountName || '–'),
       h('dt', {}, 'Conditions'), h('dd', {}, (st.conditions || []).map((c) => h('span', {class: 'badge ' + (c.status === 'True' ? 'ok' : 'warn'), title: c.message || ''}, `${c.type}=${c.status}`))),
       tracePath ? [h('dt', {}, 'Trace'), h('dd', {}, h('a', {href: tracePath, id: 'trace-link'}, 'this pod\u2019s trace'))] : null,
     ),
