@@ -173,6 +173,27 @@ func TestUIShowsPodsLive(t *testing.T) {
 	waitDOM(t, ctx, 30*time.Second, "the pod's page shows it Running on ui-0 with its container",
 		`document.getElementById('pod-summary')?.dataset.status === 'Running' && document.getElementById('pod-summary').innerText.includes('on ui-0') && `+
 			rows("php-redis")+`.some(r => r.innerText.includes('kubeactor/testserver'))`)
+	// An event about the pod appears on its page, live.
+	now := time.Now().UTC().Format(time.RFC3339)
+	s.MustKubectl(t, fmt.Sprintf(`apiVersion: v1
+kind: Event
+metadata:
+  name: %[1]s.ui
+involvedObject:
+  kind: Pod
+  namespace: default
+  name: %[1]s
+reason: Inspected
+message: seen by the dashboard test
+type: Normal
+count: 2
+source:
+  component: e2e
+firstTimestamp: %[2]s
+lastTimestamp: %[2]s
+`, pod, now), "create", "-f", "-")
+	waitDOM(t, ctx, 30*time.Second, "the pod's event on its page",
+		`[...document.querySelectorAll('#content tr')].some(r => r.innerText.includes('Inspected') && r.innerText.includes('seen by the dashboard test'))`)
 	// The trace link is there exactly when the server answers the trace path.
 	resp, err := http.Get(s.URL + "/kubeactor/v1/traces/pods/default/" + pod)
 	if err != nil {
@@ -182,6 +203,13 @@ func TestUIShowsPodsLive(t *testing.T) {
 	wantLink := resp.StatusCode == http.StatusOK
 	waitDOM(t, ctx, 30*time.Second, fmt.Sprintf("the trace link shown=%v (the path answers %d)", wantLink, resp.StatusCode),
 		fmt.Sprintf(`(document.getElementById('trace-link') !== null) === %v`, wantLink))
+
+	// The events page lists it, with a link to the pod.
+	if err := chromedp.Do(ctx, chromedp.Click(`nav a[data-page="events"]`)); err != nil {
+		t.Fatal(err)
+	}
+	waitDOM(t, ctx, 30*time.Second, "the events page lists the event",
+		fmt.Sprintf(`[...document.querySelectorAll('#content tr')].some(r => r.innerText.includes('Inspected') && r.querySelector('a[href="#/pods/default/%s"]'))`, pod))
 
 	// The book's address: /api/v1/proxy/namespaces/kube-system/services/kube-ui/#/dashboard/.
 	navigate(t, ctx, s.URL+"/api/v1/proxy/namespaces/kube-system/services/kube-ui/#/dashboard/")
@@ -226,6 +254,43 @@ func TestUIRelistsOnGone(t *testing.T) {
 	if lists, _ := evaluate[int](ctx, `uiRequests.lists`); lists != 3 {
 		t.Errorf("%d lists, want 3 (one, and one for each 410)", lists)
 	}
+}
+
+// fakeMetrics wraps the page's fetch so that metrics.k8s.io answers with the usage of
+// node ui-0: half a core and 4Gi.
+const fakeMetrics = `
+const realFetch = window.fetch;
+window.fetch = (url, opts) => {
+  if (String(url) === '/apis/metrics.k8s.io/v1beta1/nodes') {
+    const usage = {kind: 'NodeMetricsList', apiVersion: 'metrics.k8s.io/v1beta1', metadata: {},
+      items: [{metadata: {name: 'ui-0'}, timestamp: new Date().toISOString(), window: '10s', usage: {cpu: '500m', memory: '4Gi'}}]};
+    return Promise.resolve(new Response(JSON.stringify(usage), {status: 200, headers: {'Content-Type': 'application/json'}}));
+  }
+  return realFetch(url, opts);
+};`
+
+// TestUINodeUsage: the nodes page shows CPU and memory used against capacity when the
+// metrics API answers, and says why they are missing when it does not.
+func TestUINodeUsage(t *testing.T) {
+	ctx := browser(t)
+	s := uiCluster(t)
+	resp, err := http.Get(s.URL + "/apis/metrics.k8s.io/v1beta1/nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		navigate(t, ctx, s.URL+"/ui#/nodes")
+		waitDOM(t, ctx, 30*time.Second, "without metrics.k8s.io, the node without usage and a note saying why",
+			rows("ui-0")+`.length === 1 && ![...document.querySelectorAll('#content th')].some(th => /used/i.test(th.textContent)) && document.querySelector('#content .note')?.innerText.includes('metrics.k8s.io')`)
+	}
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: fakeMetrics}); err != nil {
+		t.Fatal(err)
+	}
+	navigate(t, ctx, "about:blank") // the same URL again would only move to its fragment
+	navigate(t, ctx, s.URL+"/ui#/nodes")
+	waitDOM(t, ctx, 30*time.Second, "ui-0 using 500m of 4 CPUs and 4 GiB of 16",
+		rows("ui-0")+`.some(r => r.innerText.includes('500m (13%)') && r.innerText.includes('4.0 GiB (25%)'))`)
 }
 
 // TestUISecurePort: on the secure port the dashboard is authorized like any
