@@ -66,8 +66,10 @@ class Collection {
     while (!signal.aborted) {
       try {
         if (!this.rv) await this.relist();
+        const started = Date.now();
         await this.watch();
         backoff = 500;
+        if (Date.now() - started < 1000) await sleep(1000, signal); // a watch that ends at once is not retried at once
       } catch (e) {
         if (signal.aborted) return;
         if (e instanceof Gone) { this.rv = ''; continue; }
