@@ -21,6 +21,7 @@ import (
 	"github.com/kubeactor/kubeactor/gateway/authn"
 	"github.com/kubeactor/kubeactor/gateway/authz"
 	"github.com/kubeactor/kubeactor/gateway/openapi"
+	"github.com/kubeactor/kubeactor/gateway/ui"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -152,6 +153,7 @@ func New(cfg Config) (*Server, error) {
 	e.GET("/openapi/v3", echo.WrapHandler(oa))
 	e.GET("/openapi/v3/*", echo.WrapHandler(oa))
 	e.Any("/api/v1/proxy/*", s.connectLegacy(s.legacyProxyRoute)) // connect.go
+	ui.Mount(e)                                                   // the dashboard at /ui
 	if cfg.Profiling {
 		e.Any("/debug/pprof/*", echo.WrapHandler(profiles()))
 	}
