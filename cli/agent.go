@@ -27,6 +27,7 @@ import (
 	"github.com/kubeactor/kubeactor/nodeagent/runtime/docker"
 	"github.com/kubeactor/kubeactor/nodeagent/server"
 	"github.com/kubeactor/kubeactor/nodeagent/sim"
+	"github.com/kubeactor/kubeactor/nodeagent/stats"
 )
 
 // agentCmd is the node agent; config.Agent's Validate runs while parsing.
@@ -82,7 +83,9 @@ func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 			}
 		}()
 	}
-	srv := server.New(server.Config{NodeName: cfg.NodeName, Runtime: rt, Host: agent.Host(), Log: log, Metrics: cfg.Metrics.Handler()})
+	collector := &stats.Collector{NodeName: cfg.NodeName, Engine: rt, Pods: agent.Host(), Log: log.WithField("node", cfg.NodeName)}
+	go collector.Run(ctx)
+	srv := server.New(server.Config{NodeName: cfg.NodeName, Runtime: rt, Host: agent.Host(), Log: log, Metrics: cfg.Metrics.Handler(), Summary: collector})
 	servers := []struct {
 		what    string
 		addr    string
