@@ -27,6 +27,7 @@ import (
 	"github.com/kubeactor/kubeactor/nodeagent/runtime/docker"
 	"github.com/kubeactor/kubeactor/nodeagent/server"
 	"github.com/kubeactor/kubeactor/nodeagent/sim"
+	"github.com/kubeactor/kubeactor/nodeagent/stats"
 )
 
 // agentCmd is the node agent; config.Agent's Validate runs while parsing.
@@ -83,7 +84,9 @@ func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 			}
 		}()
 	}
-	srv := server.New(server.Config{NodeName: cfg.NodeName, Runtime: rt, Host: agent.Host(), Log: log, Metrics: cfg.Metrics.Handler()})
+	collector := &stats.Collector{NodeName: cfg.NodeName, Engine: rt, Pods: agent.Host(), Log: log.WithField("node", cfg.NodeName)}
+	go collector.Run(ctx)
+	srv := server.New(server.Config{NodeName: cfg.NodeName, Runtime: rt, Host: agent.Host(), Log: log, Metrics: cfg.Metrics.Handler(), Summary: collector})
 	servers := []struct {
 		what    string
 		addr    string
@@ -203,6 +206,17 @@ func simulate(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 		return fmt.Errorf("connect: %w", err)
 	}
 	m := metrics.New()
+	// The simulator's own server on --port: the nodes' /stats/summary (each node at
+	// its loopback InternalIP) and healthz. A port already taken is a warning: the
+	// nodes then report no daemon port and `kubectl top` leaves them out.
+	var daemonPort int32
+	ln, err := net.Listen("tcp", net.JoinHostPort(c.Address, strconv.Itoa(c.Port)))
+	if err != nil {
+		log.WithError(err).WithField("port", c.Port).Warn("simulated nodes' server not served")
+	} else {
+		defer ln.Close()
+		daemonPort = int32(ln.Addr().(*net.TCPAddr).Port)
+	}
 	s, err := sim.New(sim.Config{
 		Nodes:           c.Simulate,
 		NamePrefix:      c.NamePrefix,
@@ -212,20 +226,30 @@ func simulate(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 		Workers:         c.Workers,
 		StatsEvery:      c.StatsInterval,
 		Metrics:         m,
+		DaemonPort:      daemonPort,
 	}, client, log)
 	if err != nil {
 		return fmt.Errorf("simulator: %w", err)
 	}
+	if ln != nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /stats/summary", s.StatsHandler())
+		mux.Handle("GET /healthz", server.HealthzHandler())
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		log.WithFields(logrus.Fields{"server": "agent", "address": ln.Addr().String()}).Info("server listening")
+	}
 	if c.ReadOnlyPort != 0 {
-		defer serveSimulatorMetrics(c, m, log)()
+		defer serveSimulatorMetrics(c, m, s.StatsHandler(), log)()
 	}
 	return s.Run(ctx)
 }
 
-// serveSimulatorMetrics serves the simulator's /metrics and /healthz on the read-only
-// port until the returned func is called. Simulators often share a machine (several
+// serveSimulatorMetrics serves the simulator's /metrics, /stats/summary and /healthz
+// on the read-only port until the returned func is called. Simulators often share a machine (several
 // in one test): a port already taken is a warning, not a failure.
-func serveSimulatorMetrics(c config.Agent, m *metrics.Agent, log *logrus.Logger) func() {
+func serveSimulatorMetrics(c config.Agent, m *metrics.Agent, stats http.Handler, log *logrus.Logger) func() {
 	addr := net.JoinHostPort(c.Address, strconv.Itoa(c.ReadOnlyPort))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -234,6 +258,7 @@ func serveSimulatorMetrics(c config.Agent, m *metrics.Agent, log *logrus.Logger)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("GET /stats/summary", stats)
 	mux.Handle("GET /healthz", server.HealthzHandler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
 	go func() { _ = srv.Serve(ln) }()

@@ -25,7 +25,8 @@ var serverVersion = version.Info{
 	Platform:     runtime.GOOS + "/" + runtime.GOARCH,
 }
 
-// mountDiscovery registers /api, /api/v1, /apis, /version and the health checks.
+// mountDiscovery registers /api, /api/v1, /apis, /version and the health checks,
+// and the metrics.k8s.io group (metricsapi.go).
 func (s *Server) mountDiscovery(e *echo.Echo) {
 	resources := apiResources(kinds.All())
 	e.GET("/api", func(c echo.Context) error {
@@ -51,9 +52,10 @@ func (s *Server) mountDiscovery(e *echo.Echo) {
 	e.GET("/apis", func(c echo.Context) error {
 		return writeJSON(c, http.StatusOK, &metav1.APIGroupList{
 			TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"},
-			Groups:   []metav1.APIGroup{},
+			Groups:   []metav1.APIGroup{metricsAPIGroup()}, // metricsapi.go
 		})
 	})
+	s.mountMetricsAPI(e)
 	e.GET("/version", func(c echo.Context) error { return writeJSON(c, http.StatusOK, serverVersion) })
 	for _, p := range []string{"/healthz", "/livez"} { // /readyz: forward.go
 		e.GET(p, func(c echo.Context) error { return c.String(http.StatusOK, "ok") })

@@ -23,7 +23,7 @@ func TestDiscovery(t *testing.T) {
 		{"api", "/api", []string{`"kind":"APIVersions"`, `"versions":["v1"]`, `"serverAddressByClientCIDRs"`}},
 		{"api v1", "/api/v1", []string{`"kind":"APIResourceList"`, `"groupVersion":"v1"`, `"name":"pods"`, `"name":"pods/status"`,
 			`"name":"replicationcontrollers/scale"`, `"group":"autoscaling"`, `"name":"pods/binding"`}},
-		{"apis", "/apis", []string{`"kind":"APIGroupList"`, `"groups":[]`}},
+		{"apis", "/apis", []string{`"kind":"APIGroupList"`, `"groups":[{"name":"metrics.k8s.io","versions":[{"groupVersion":"metrics.k8s.io/v1beta1","version":"v1beta1"}]`}},
 		{"version", "/version", []string{`"major":"1"`, `"minor":"0"`, `"gitVersion":"v1.0.0"`, `"gitTreeState":"clean"`, `"goVersion"`}},
 		{"healthz", "/healthz", []string{"ok"}},
 		{"livez", "/livez", []string{"ok"}},

@@ -123,8 +123,11 @@ type Stats struct {
 	Time             time.Time
 	CPUUsageNanos    uint64 // cumulative CPU time
 	MemoryUsageBytes uint64
-	MemoryLimitBytes uint64
-	RxBytes, TxBytes uint64 // network, summed over interfaces
+	// MemoryWorkingSetBytes is usage less the inactive file cache (the kubelet's
+	// working set, what `kubectl top` shows).
+	MemoryWorkingSetBytes uint64
+	MemoryLimitBytes      uint64
+	RxBytes, TxBytes      uint64 // network, summed over interfaces
 }
 
 // Info describes the engine and the machine it runs on.

@@ -152,3 +152,18 @@ func (s *Server) serveContainerStats(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, &cs)
 	}
 }
+
+// serveSummary answers /stats/summary: the kubelet stats API's Summary, as last
+// collected (never collected per request).
+func (s *Server) serveSummary(w http.ResponseWriter, _ *http.Request) {
+	if s.cfg.Summary == nil {
+		writeError(w, http.StatusServiceUnavailable, fmt.Errorf("stats summary: not collected on this node"))
+		return
+	}
+	sum, ok := s.cfg.Summary.Summary()
+	if !ok {
+		writeError(w, http.StatusServiceUnavailable, fmt.Errorf("stats summary: not collected yet"))
+		return
+	}
+	writeJSON(w, &sum)
+}

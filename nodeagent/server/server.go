@@ -14,6 +14,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
 )
@@ -45,6 +46,14 @@ type Config struct {
 	Now func() time.Time
 	// Metrics serves GET /metrics on both ports (nodeagent/metrics); nil for none.
 	Metrics http.Handler
+	// Summary serves GET /stats/summary on both ports (nodeagent/stats.Collector);
+	// nil answers 503.
+	Summary SummarySource
+}
+
+// SummarySource gives the last collected stats Summary; ok is false before the first.
+type SummarySource interface {
+	Summary() (summary statsapi.Summary, ok bool)
 }
 
 // Server serves the agent's HTTP API. It is safe for concurrent use.
@@ -95,6 +104,7 @@ func (s *Server) readOnly(mux *http.ServeMux) {
 	mux.HandleFunc("GET /stats", s.serveAllStats)
 	mux.HandleFunc("GET /stats/{$}", s.serveAllStats)
 	mux.HandleFunc("GET /stats/{namespace}/{pod}/{uid}/{container}", s.serveContainerStats)
+	mux.HandleFunc("GET /stats/summary", s.serveSummary)
 	if s.cfg.Metrics != nil {
 		mux.Handle("GET /metrics", s.cfg.Metrics)
 	}

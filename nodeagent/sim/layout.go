@@ -22,13 +22,16 @@ func DerivedPodCIDR(i int) (string, error) {
 	return netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(100 + i/256), byte(i % 256), 0}), 24).String(), nil
 }
 
-// NodeIP is node i's InternalIP, in 172.16.0.0/12 and never a .0 or .255:
-// node 0 is 172.16.0.1, node 253 is 172.16.0.254, node 254 is 172.16.1.1.
+// NodeIP is node i's InternalIP, in 127.16.0.0/12 and never a .0 or .255: node 0
+// is 127.16.0.1, node 253 is 127.16.0.254, node 254 is 127.16.1.1. The addresses are
+// loopback ones, so that whatever dials a simulated node (the API server scraping
+// its /stats/summary, proxying its logs) stays on this machine and reaches the
+// simulator's own server, which tells the nodes apart by the address dialled.
 func NodeIP(i int) (netip.Addr, error) {
 	const perBlock = 254
 	block := i / perBlock
 	if i < 0 || block >= 16*256 {
-		return netip.Addr{}, fmt.Errorf("node index %d: no node IP in 172.16.0.0/12", i)
+		return netip.Addr{}, fmt.Errorf("node index %d: no node IP in 127.16.0.0/12", i)
 	}
-	return netip.AddrFrom4([4]byte{172, byte(16 + block/256), byte(block % 256), byte(i%perBlock + 1)}), nil
+	return netip.AddrFrom4([4]byte{127, byte(16 + block/256), byte(block % 256), byte(i%perBlock + 1)}), nil
 }

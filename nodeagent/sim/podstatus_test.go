@@ -82,11 +82,11 @@ func TestRunningStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := tt.pod.DeepCopy()
-			st := RunningStatus(tt.pod, "172.16.0.2", "10.100.1.2", now)
-			if st.Phase != corev1.PodRunning || st.HostIP != "172.16.0.2" || st.PodIP != "10.100.1.2" {
+			st := RunningStatus(tt.pod, "127.16.0.2", "10.100.1.2", now)
+			if st.Phase != corev1.PodRunning || st.HostIP != "127.16.0.2" || st.PodIP != "10.100.1.2" {
 				t.Errorf("phase %s hostIP %s podIP %s", st.Phase, st.HostIP, st.PodIP)
 			}
-			if len(st.PodIPs) != 1 || st.PodIPs[0].IP != "10.100.1.2" || len(st.HostIPs) != 1 || st.HostIPs[0].IP != "172.16.0.2" {
+			if len(st.PodIPs) != 1 || st.PodIPs[0].IP != "10.100.1.2" || len(st.HostIPs) != 1 || st.HostIPs[0].IP != "127.16.0.2" {
 				t.Errorf("podIPs %+v hostIPs %+v", st.PodIPs, st.HostIPs)
 			}
 			if !st.StartTime.Equal(&tt.wantStart) {

@@ -31,6 +31,9 @@ type Config struct {
 	Workers         int            // concurrent API writers
 	StatsEvery      time.Duration  // how often to log counters; 0 for never
 	Metrics         *metrics.Agent // the agent's metrics; nil measures nothing
+	// DaemonPort is the port of the simulator's server (StatsHandler) the nodes
+	// report; 0 when it serves none.
+	DaemonPort int32
 }
 
 // Stats counts what a simulator did since it started.
@@ -50,10 +53,12 @@ type Simulator struct {
 	client *apiclient.Client
 	log    logrus.FieldLogger
 
-	nodes  []*node
-	byName map[string]*node
-	queue  workqueue.TypedRateLimitingInterface[task]
-	pods   cache.SharedIndexInformer
+	nodes   []*node
+	byName  map[string]*node
+	byIP    map[string]*node
+	started time.Time
+	queue   workqueue.TypedRateLimitingInterface[task]
+	pods    cache.SharedIndexInformer
 	// watched is the pods' cache once the watch started, for the metrics' goroutine.
 	watched atomic.Pointer[cache.Store]
 
@@ -97,11 +102,13 @@ func New(cfg Config, client *apiclient.Client, log logrus.FieldLogger) (*Simulat
 	cfg.Workers = max(cfg.Workers, 1)
 	maxPods := int(cfg.Capacity.Pods().Value())
 	s := &Simulator{
-		cfg:    cfg,
-		client: client,
-		log:    log,
-		nodes:  make([]*node, cfg.Nodes),
-		byName: make(map[string]*node, cfg.Nodes),
+		cfg:     cfg,
+		client:  client,
+		log:     log,
+		nodes:   make([]*node, cfg.Nodes),
+		byName:  make(map[string]*node, cfg.Nodes),
+		byIP:    make(map[string]*node, cfg.Nodes),
+		started: time.Now(),
 	}
 	cfg.Metrics.CountRunning(s.running)
 	system := corev1.NodeSystemInfo{
@@ -125,12 +132,13 @@ func New(cfg Config, client *apiclient.Client, log logrus.FieldLogger) (*Simulat
 		}
 		n := &node{index: i, maxPods: maxPods, info: nodestatus.Info{
 			Name: name, InternalIP: ip.String(), Hostname: name, PodCIDR: cidr,
-			Capacity: cfg.Capacity, System: system,
+			Capacity: cfg.Capacity, System: system, DaemonPort: cfg.DaemonPort,
 		}}
 		n.info.System.MachineID = name
 		n.info.System.SystemUUID = name
 		s.nodes[i] = n
 		s.byName[name] = n
+		s.byIP[n.info.InternalIP] = n
 	}
 	return s, nil
 }
@@ -158,6 +166,9 @@ func (s *Simulator) Run(ctx context.Context) error {
 
 	s.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[task]())
 	s.pods = s.client.PodInformer(apiclient.BoundToAnyNode(), 0)
+	if err := s.pods.AddIndexers(cache.Indexers{podsByNode: indexByNode}); err != nil {
+		return fmt.Errorf("watch pods: %w", err)
+	}
 	store := s.pods.GetStore()
 	s.watched.Store(&store)
 	reg, err := s.pods.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{

@@ -119,8 +119,8 @@ func TestSimulatorLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Status.PodIP != "10.100.1.3" || p.Status.HostIP != "172.16.0.2" {
-		t.Errorf("new: podIP %s hostIP %s, want 10.100.1.3 (10.100.1.2 is old's) and 172.16.0.2", p.Status.PodIP, p.Status.HostIP)
+	if p.Status.PodIP != "10.100.1.3" || p.Status.HostIP != "127.16.0.2" {
+		t.Errorf("new: podIP %s hostIP %s, want 10.100.1.3 (10.100.1.2 is old's) and 127.16.0.2", p.Status.PodIP, p.Status.HostIP)
 	}
 	// t-1 runs old and new: its two pods. A third is rejected.
 	create("third", "t-1")

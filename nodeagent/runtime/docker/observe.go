@@ -122,6 +122,13 @@ func fromStats(s container.StatsResponse) runtime.Stats {
 		MemoryUsageBytes: s.MemoryStats.Usage,
 		MemoryLimitBytes: s.MemoryStats.Limit,
 	}
+	// The working set leaves out the inactive page cache: cgroup v2 names it
+	// inactive_file, v1 total_inactive_file.
+	inactive, ok := s.MemoryStats.Stats["inactive_file"]
+	if !ok {
+		inactive = s.MemoryStats.Stats["total_inactive_file"]
+	}
+	out.MemoryWorkingSetBytes = out.MemoryUsageBytes - min(inactive, out.MemoryUsageBytes)
 	for _, n := range s.Networks {
 		out.RxBytes += n.RxBytes
 		out.TxBytes += n.TxBytes

@@ -117,10 +117,34 @@ func TestFromStats(t *testing.T) {
 	s.CPUStats.CPUUsage.TotalUsage = 5
 	s.MemoryStats.Usage = 7
 	s.MemoryStats.Limit = 9
+	s.MemoryStats.Stats = map[string]uint64{"inactive_file": 3}
 	s.Networks = map[string]container.NetworkStats{"eth0": {RxBytes: 1, TxBytes: 2}, "eth1": {RxBytes: 10, TxBytes: 20}}
 	got := fromStats(s)
-	if got.CPUUsageNanos != 5 || got.MemoryUsageBytes != 7 || got.MemoryLimitBytes != 9 || got.RxBytes != 11 || got.TxBytes != 22 {
+	if got.CPUUsageNanos != 5 || got.MemoryUsageBytes != 7 || got.MemoryLimitBytes != 9 || got.RxBytes != 11 || got.TxBytes != 22 || got.MemoryWorkingSetBytes != 4 {
 		t.Errorf("fromStats = %+v", got)
+	}
+}
+
+func TestFromStatsWorkingSet(t *testing.T) {
+	tests := []struct {
+		name  string
+		stats map[string]uint64
+		want  uint64
+	}{
+		{"cgroup v2", map[string]uint64{"inactive_file": 30}, 70},
+		{"cgroup v1", map[string]uint64{"total_inactive_file": 40}, 60},
+		{"no cache figure", nil, 100},
+		{"cache above usage", map[string]uint64{"inactive_file": 300}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s container.StatsResponse
+			s.MemoryStats.Usage = 100
+			s.MemoryStats.Stats = tt.stats
+			if got := fromStats(s).MemoryWorkingSetBytes; got != tt.want {
+				t.Errorf("working set = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }
 
