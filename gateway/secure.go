@@ -50,6 +50,9 @@ func (s *Server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 				if !errors.Is(err, authn.ErrUnauthorized) {
 					return err
 				}
+				if ch := s.authn.Challenge(); ch != "" {
+					c.Response().Header().Set("WWW-Authenticate", ch)
+				}
 				return apierrors.NewUnauthorized("Unauthorized")
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -235,4 +236,37 @@ func TestSecurePort(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSecurePortChallenge: a 401 on the secure port carries kube-apiserver's
+// WWW-Authenticate challenge when passwords are accepted, so a browser (the /ui
+// dashboard) asks for them; an authenticated request gets none.
+func TestSecurePortChallenge(t *testing.T) {
+	h := newSecureHarness(t)
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(h.ca.CertPEM)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	tests := []struct {
+		name           string
+		user, password string
+		wantCode       int
+		wantChallenge  string
+	}{
+		{"wrong password", "thomas", "nope", http.StatusUnauthorized, `Basic realm="kubernetes-master"`},
+		{"right password", "thomas", "thomas", http.StatusOK, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, h.url+"/api/v1/namespaces/default/pods", nil)
+			req.SetBasicAuth(tt.user, tt.password)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tt.wantCode || resp.Header.Get("WWW-Authenticate") != tt.wantChallenge {
+				t.Errorf("got %d %q, want %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), tt.wantCode, tt.wantChallenge)
+			}
+		})
+	}
 }

@@ -35,6 +35,18 @@ type Union struct {
 	AllowAnonymous bool
 }
 
+// Challenge is the WWW-Authenticate header of a 401 when a member takes passwords
+// (--basic-auth-file), as kube-apiserver sends it so that a browser asks for them;
+// "" otherwise.
+func (u Union) Challenge() string {
+	for _, m := range u.Members {
+		if _, ok := m.(*BasicFile); ok {
+			return `Basic realm="kubernetes-master"`
+		}
+	}
+	return ""
+}
+
 // Authenticate implements the union.
 func (u Union) Authenticate(r *http.Request) (User, error) {
 	var first error
