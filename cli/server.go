@@ -237,9 +237,9 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 			InitialCluster: cfg.Cluster, Join: cfg.Join, Meta: meta, PeerHandler: peer}
 		if et := cfg.RaftElectionTimeout(); et > 0 {
 			// hashicorp/raft's follower timeout is etcd's election timeout; its leader
-			// heartbeats every tenth of it and steps down after its lease.
+			// heartbeats every tenth of it and steps down after a lease as long.
 			opts.Replication.HeartbeatTimeout, opts.Replication.ElectionTimeout = et, et
-			opts.Replication.LeaderLeaseTimeout = et / 2
+			opts.Replication.LeaderLeaseTimeout = et
 		}
 	}
 	store, err := persistence.Open(opts)

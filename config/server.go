@@ -77,7 +77,7 @@ type Replica struct {
 	InitialClusterState string `name:"initial-cluster-state" default:"new" enum:"new,existing" help:"new or existing (etcd's flag; accepted: whether the replica starts a cluster is told by --initial-cluster or --join, and by the Raft state in --data-dir)."`
 	// Raft timing, in milliseconds as etcd's flags (0: the store's LAN defaults).
 	HeartbeatInterval int `name:"heartbeat-interval" help:"Milliseconds between the leader's heartbeats (etcd's flag). Raft (hashicorp/raft) heartbeats every tenth of the election timeout: alone, this sets the election timeout to ten times it; with --election-timeout it must be at most a fifth of it. Default: a tenth of the election timeout."`
-	ElectionTimeout   int `name:"election-timeout" help:"Milliseconds a follower waits without hearing from the leader before it campaigns (randomized up to twice that), and a candidate waits for votes (etcd's flag). The leader steps down after half of it without a majority. Lower means a faster failover and, on a loaded machine, more needless elections. Default: the store's, 300."`
+	ElectionTimeout   int `name:"election-timeout" help:"Milliseconds a follower waits without hearing from the leader before it campaigns (randomized up to twice that), and a candidate waits for votes (etcd's flag). The leader steps down after as long without a majority. Lower means a faster failover and, on a loaded machine, more needless elections. Default: the store's, 300."`
 	// Cluster is --initial-cluster parsed by Validate: name -> peer address.
 	Cluster map[string]string `kong:"-"`
 }
