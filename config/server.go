@@ -75,6 +75,9 @@ type Replica struct {
 	InitialCluster      string `name:"initial-cluster" help:"Every member of a new cluster, this one included: name=host:port,... (their peer addresses)."`
 	Join                string `name:"join" help:"Peer URL (http://host:port) of any member of a running cluster: this replica asks to be added to it."`
 	InitialClusterState string `name:"initial-cluster-state" default:"new" enum:"new,existing" help:"new or existing (etcd's flag; accepted: whether the replica starts a cluster is told by --initial-cluster or --join, and by the Raft state in --data-dir)."`
+	// Raft timing, in milliseconds as etcd's flags (0: the store's LAN defaults).
+	HeartbeatInterval int `name:"heartbeat-interval" help:"Milliseconds between the leader's heartbeats (etcd's flag). Raft (hashicorp/raft) heartbeats every tenth of the election timeout: alone, this sets the election timeout to ten times it; with --election-timeout it must be at most a fifth of it. Default: a tenth of the election timeout."`
+	ElectionTimeout   int `name:"election-timeout" help:"Milliseconds a follower waits without hearing from the leader before it campaigns (randomized up to twice that), and a candidate waits for votes (etcd's flag). The leader steps down after as long without a majority. Lower means a faster failover and, on a loaded machine, more needless elections. Default: the store's, 300."`
 	// Cluster is --initial-cluster parsed by Validate: name -> peer address.
 	Cluster map[string]string `kong:"-"`
 }
@@ -157,6 +160,9 @@ func (r *Replica) validateReplica() error {
 	if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 {
 		return fmt.Errorf("--name %q: %s", r.Name, strings.Join(errs, "; "))
 	}
+	if err := r.validateTiming(); err != nil {
+		return err
+	}
 	if r.InitialCluster != "" && r.Join != "" {
 		return fmt.Errorf("--initial-cluster starts a new cluster, --join joins a running one: give one of them")
 	}
@@ -187,6 +193,33 @@ func (r *Replica) validateReplica() error {
 		r.PeerAddress = DefaultPeerAddress
 	}
 	return checkHostPortFlag("--peer-address", r.PeerAddress)
+}
+
+// validateTiming checks --heartbeat-interval and --election-timeout (etcd's rule: the
+// election timeout is at least five heartbeats).
+func (r *Replica) validateTiming() error {
+	if r.HeartbeatInterval < 0 || r.ElectionTimeout < 0 {
+		return fmt.Errorf("--heartbeat-interval and --election-timeout are milliseconds, not negative")
+	}
+	if r.ElectionTimeout > 0 && r.ElectionTimeout < 10 {
+		return fmt.Errorf("--election-timeout %d: at least 10 ms", r.ElectionTimeout)
+	}
+	if r.HeartbeatInterval > 0 && r.ElectionTimeout > 0 && r.ElectionTimeout < 5*r.HeartbeatInterval {
+		return fmt.Errorf("--election-timeout %d is less than five --heartbeat-interval %d", r.ElectionTimeout, r.HeartbeatInterval)
+	}
+	return nil
+}
+
+// RaftElectionTimeout is the election timeout the flags ask for (0: the store's
+// default): --election-timeout, else ten --heartbeat-interval.
+func (r *Replica) RaftElectionTimeout() time.Duration {
+	switch {
+	case r.ElectionTimeout > 0:
+		return time.Duration(r.ElectionTimeout) * time.Millisecond
+	case r.HeartbeatInterval > 0:
+		return 10 * time.Duration(r.HeartbeatInterval) * time.Millisecond
+	}
+	return 0
 }
 
 func checkHostPortFlag(flag, addr string) error {

@@ -3,7 +3,6 @@ package persistence
 import (
 	"bufio"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -142,7 +141,7 @@ func (s *Store) decodeObjects(txns []*request) error {
 				}
 				obj, err := s.newObject(c.Key.Resource)
 				if err == nil {
-					err = json.Unmarshal(j.r.enc[j.i].json, obj)
+					err = unmarshalObject(j.r.enc[j.i].json, obj)
 				}
 				if err != nil {
 					errs[w] = fmt.Errorf("decode %s: %w", keyString(c.Key), err)
