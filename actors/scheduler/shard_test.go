@@ -274,8 +274,8 @@ func TestShardSpread(t *testing.T) {
 // end with max - min <= 1 pods per node, with the random tie-break and with one that
 // always takes the first tied node.
 func TestShardSpread30kOn5000(t *testing.T) {
-	if testing.Short() {
-		t.Skip("30,000 decisions")
+	if testing.Short() || raceDetector {
+		t.Skip("30,000 decisions: make unit runs them in its pass without -race")
 	}
 	for _, tb := range []string{"random", "first"} {
 		t.Run(tb, func(t *testing.T) {
