@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeactor/kubeactor/actors/event"
@@ -102,6 +103,7 @@ type schedulerActor struct {
 
 	queue   *scheduler.Queue    // pods waiting for a decision, queued or backing off
 	binds   map[string]*binding // bindings sent, not yet answered
+	span    trace.Span          // the round's span, when traced (tracing.go)
 	changed bool                // room appeared: retry the backing-off pods now
 	events  event.Aggregator    // combines a pod's FailedScheduling events
 
@@ -438,6 +440,7 @@ func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev
 	}
 	s.seq++
 	s.began = time.Now()
+	s.traceRound(key)
 	pctx := s.cache.Context(pod, &s.cfg.policy)
 	pctx.SetClaims(scheduler.ClaimsReason(pod, s.claim))
 	r := scheduler.NewRound(s.seq, key, pod, rev, pctx, len(s.shards))
@@ -480,6 +483,7 @@ func (s *schedulerActor) bidIn(ctx actor.Context, msg *bidReply) {
 func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
 	d := r.Decision(s.rng.Intn)
 	if d.Node == "" {
+		s.roundDone(d, "unschedulable")
 		s.unschedulable(ctx, r.Key, r.Pod, d)
 		return
 	}
@@ -499,7 +503,8 @@ func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
 	}
 	s.binds[r.Key] = &binding{pod: r.Pod, decision: d}
 	s.queue.Drop(r.Key)
-	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.Pod.Namespace, r.Pod.Name)},
+	sc := s.roundDone(d, "bound")
+	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.Pod.Namespace, r.Pod.Name), span: sc, sent: time.Now()},
 		write: write{sub: "binding"}, object: next, pre: command.Preconditions{UID: r.Pod.UID, ResourceVersion: r.Rev}})
 }
 

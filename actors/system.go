@@ -12,6 +12,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
 )
 
 // rootName is the id of the root supervisor; managers are "kubeactor/<resource>".
@@ -48,8 +49,9 @@ type env struct {
 	// Options.ResourceQuotaSyncPeriod.
 	requestTimeout  time.Duration
 	quotaSyncPeriod time.Duration
-	podGCThreshold  int    // Options.TerminatedPodGCThreshold (podgc.go)
-	stats           *stats // stats.go
+	podGCThreshold  int             // Options.TerminatedPodGCThreshold (podgc.go)
+	stats           *stats          // stats.go
+	tracer          *tracing.Tracer // Options.Tracer (tracing.go); nil: none
 }
 
 // keys lists the keys of every stored object of one resource.

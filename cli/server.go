@@ -20,6 +20,7 @@ import (
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
 )
 
 // serverCmd and upCmd embed config.Server, whose Validate kong runs while parsing:
@@ -104,7 +105,21 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	if err != nil {
 		return err
 	}
-	sys, err := actors.Start(actors.Options{Store: store, Log: log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
+	var tracer *tracing.Tracer
+	if cfg.Tracing {
+		if tracer, err = tracing.New(tracing.Options{Sampling: cfg.TraceSampling, Capacity: cfg.TraceSpans,
+			OTLPEndpoint: cfg.OTLPEndpoint, Service: "kubeactor-server"}); err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tracer.Shutdown(sctx); err != nil {
+				log.WithError(err).Warn("flush traces")
+			}
+		}()
+	}
+	sys, err := actors.Start(actors.Options{Store: store, Tracer: tracer, Log: log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
 		Nodes: nodes, Services: services,
 		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
 		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod,
@@ -120,7 +135,7 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 		return err
 	}
 	gw, err := gateway.New(gateway.Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks,
-		Authenticator: sec.authn, Authorizer: sec.authz})
+		Authenticator: sec.authn, Authorizer: sec.authz, Tracer: tracer})
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
 	}
