@@ -62,8 +62,9 @@ func TestTraceparent(t *testing.T) {
 			}
 			req := hist.Traces[0].Roots[0]
 			if req.SpanID != out[2] || !strings.HasPrefix(req.Name, "POST /api/v1/namespaces/:namespace/pods") ||
-				len(req.Children) != 1 || req.Children[0].Name != "pods create" {
-				t.Errorf("request span %+v", req)
+				len(req.Children) != 1 || req.Children[0].Name != "pods create" ||
+				len(req.Children[0].Children) != 1 || req.Children[0].Children[0].Name != "store apply" {
+				t.Errorf("request span %+v %s", req, body)
 			}
 			if tc.wantTrace != "" && req.ParentID != "00f067aa0ba902b7" {
 				t.Errorf("parent %q", req.ParentID)

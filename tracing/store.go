@@ -188,10 +188,14 @@ func related(spans []Span, key string) Trace {
 		}
 	}
 	for i, sp := range spans {
+		if sp.Object == key {
+			down(i)
+		}
+	}
+	for _, sp := range spans { // then the ancestors: a span about key may end after its descendants
 		if sp.Object != key {
 			continue
 		}
-		down(i)
 		for p, ok := byID[sp.Parent]; ok && !keep[p]; p, ok = byID[spans[p].Parent] {
 			keep[p] = true
 		}

@@ -89,12 +89,14 @@ func TestHistoryKeepsTheObjectsLineage(t *testing.T) {
 		}
 		s.Add(sp)
 	}
-	add(1, 0, "request", "")
-	add(2, 1, "rc sync", "replicationcontrollers/ns/rc")
+	// in the order they end: a round may end before the create that caused it
+	add(5, 3, "round a", "pods/ns/a")
+	add(7, 3, "store apply", "")
 	add(3, 2, "pod a create", "pods/ns/a")
 	add(4, 2, "pod b create", "pods/ns/b")
-	add(5, 3, "round a", "pods/ns/a")
 	add(6, 5, "store apply", "")
+	add(2, 1, "rc sync", "replicationcontrollers/ns/rc")
+	add(1, 0, "request", "")
 	h := s.History("pods/ns/a")
 	if len(h) != 1 {
 		t.Fatalf("%d traces", len(h))
@@ -108,7 +110,7 @@ func TestHistoryKeepsTheObjectsLineage(t *testing.T) {
 		}
 	}
 	walk(h[0].Roots, 0)
-	want := "[0:request@0s 1:rc sync@1ms 2:pod a create@2ms 3:round a@4ms 4:store apply@5ms]"
+	want := "[0:request@0s 1:rc sync@1ms 2:pod a create@2ms 3:round a@4ms 4:store apply@5ms 3:store apply@6ms]"
 	if fmt.Sprint(flat) != want {
 		t.Errorf("history %v, want %s", flat, want)
 	}
