@@ -11,12 +11,15 @@ import (
 
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
 )
 
 // BenchmarkScheduleThroughput stores 5,000 Ready nodes, a service and 30,000 pending
 // pods of it, starts the system with the scheduler and measures until every pod's
 // binding is persisted. Run with -benchtime 1x.
-func BenchmarkScheduleThroughput(b *testing.B) {
+func BenchmarkScheduleThroughput(b *testing.B) { benchScheduleThroughput(b, nil) }
+
+func benchScheduleThroughput(b *testing.B, tracer *tracing.Tracer) {
 	const nodes, pods = 5000, 30000
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -74,7 +77,7 @@ func BenchmarkScheduleThroughput(b *testing.B) {
 		b.StartTimer()
 		start := time.Now()
 		s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: time.Minute, Resources: testResources,
-			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1})
+			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, Tracer: tracer})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -80,7 +80,7 @@ type Server struct {
 	authn *authn.Union
 	authz authz.Authorizer
 
-	metrics *serverMetrics // metrics.go
+	metrics *serverMetrics  // metrics.go
 	tracer  *tracing.Tracer // tracing.go
 
 	echo *echo.Echo
