@@ -178,8 +178,8 @@ func (s *Server) Validate() error {
 	if s.TraceSampling < 0 || s.TraceSampling > 1 {
 		return fmt.Errorf("--trace-sampling %v: must be between 0 and 1", s.TraceSampling)
 	}
-	if s.TraceSpans < 1 {
-		return fmt.Errorf("--trace-spans %d: must be at least 1", s.TraceSpans)
+	if s.TraceSpans < 0 {
+		return fmt.Errorf("--trace-spans %d: must not be negative (0: the default)", s.TraceSpans)
 	}
 	if s.EventTTL <= 0 {
 		return fmt.Errorf("--event-ttl %s: must be positive", s.EventTTL)
