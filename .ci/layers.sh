@@ -15,11 +15,12 @@ rules=$(cat <<RULES
 persistence(/.*)?	persistence/command
 actors/kinds	actors/pod
 actors/(admission|control|event|lifecycle|namespace|node|persistentvolume|pod|replication|resourcequota|scheduler|service|serviceaccount)(/.*)?	$pure persistence/command
-actors	$pure persistence(/.*)?
-gateway(/.*)?	actors $pure persistence(/.*)? gateway(/.*)?
+actors	$pure persistence(/.*)? tracing
+gateway(/.*)?	actors $pure persistence(/.*)? gateway(/.*)? tracing
 nodeagent(/.*)?	nodeagent(/.*)? actors/(kinds|pod)
 config	$pure
 internal/.*	
+tracing	
 cli	.*
 e2e	.*
 images/.*	
@@ -39,7 +40,7 @@ while read -r pkg imports; do
   for imp in $imports; do
     case "$imp" in */*|*.*) ;; *) continue ;; esac
     [[ "$imp" =~ ^[a-z0-9-]+\.[a-z] ]] && continue        # third party
-    [[ "$imp" =~ ^(actors|persistence|gateway|nodeagent|cli|config|internal|e2e|images)(/|$) ]] || continue
+    [[ "$imp" =~ ^(actors|persistence|gateway|nodeagent|cli|config|internal|e2e|images|tracing)(/|$) ]] || continue
     [[ -n "$pkg" && "$imp" == "$pkg"/* ]] && continue     # its own subtree
     ok=0
     for a in $allowed; do [[ "$imp" =~ ^(${a})$ ]] && { ok=1; break; }; done

@@ -18,6 +18,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/persistence/command"
+	"github.com/kubeactor/kubeactor/tracing"
 )
 
 // Errors of the actor system; persistence errors (ErrNotFound, ErrAlreadyExists,
@@ -71,6 +72,8 @@ type Options struct {
 	// account in every active namespace and, with a token generator, a token secret
 	// per account. Nil runs neither (tests of other kinds).
 	ServiceAccounts *serviceaccount.Options
+	// Tracer traces requests, syncs and scheduling rounds (tracing.go); nil traces nothing.
+	Tracer *tracing.Tracer
 }
 
 // DefaultSyncPacing is Options.SyncPacing's default.
@@ -151,6 +154,7 @@ func Start(opts Options) (*System, error) {
 		nodes:      opts.Nodes,
 		services:   opts.Services,
 		eventTTL:   opts.EventTTL,
+		tracer:     opts.Tracer,
 		syncPacing: opts.SyncPacing,
 		sched:      sched,
 		admission:  opts.Admission,
@@ -255,7 +259,7 @@ func (s *System) Stop() {
 // creationTimestamp set). It returns the stored object, which is shared: callers must
 // DeepCopyObject it before changing it (the same holds for every returned object).
 func (s *System) Create(ctx context.Context, key persistence.Key, obj runtime.Object) (runtime.Object, error) {
-	r, err := s.ask(ctx, "create", key, &createRequest{envelope: envelope{TraceID(ctx), key}, write: writeOf(ctx), object: obj})
+	r, err := s.ask(ctx, "create", key, &createRequest{envelope: s.envelopeOf(ctx, key), write: writeOf(ctx), object: obj})
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +269,7 @@ func (s *System) Create(ctx context.Context, key persistence.Key, obj runtime.Ob
 // Update asks the object's actor to persist obj as the new state if pre holds. The
 // actor takes ownership of obj.
 func (s *System) Update(ctx context.Context, key persistence.Key, obj runtime.Object, pre command.Preconditions) (runtime.Object, error) {
-	r, err := s.ask(ctx, "update", key, &updateRequest{envelope: envelope{TraceID(ctx), key}, write: writeOf(ctx), object: obj, pre: pre})
+	r, err := s.ask(ctx, "update", key, &updateRequest{envelope: s.envelopeOf(ctx, key), write: writeOf(ctx), object: obj, pre: pre})
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +280,7 @@ func (s *System) Update(ctx context.Context, key persistence.Key, obj runtime.Ob
 // whether it is gone (false when a grace period or finalizers keep it for now, in which
 // case the returned object carries its deletionTimestamp).
 func (s *System) Delete(ctx context.Context, key persistence.Key, opts DeleteOptions) (runtime.Object, bool, error) {
-	r, err := s.ask(ctx, "delete", key, &deleteRequest{envelope: envelope{TraceID(ctx), key}, write: writeOf(ctx), opts: opts})
+	r, err := s.ask(ctx, "delete", key, &deleteRequest{envelope: s.envelopeOf(ctx, key), write: writeOf(ctx), opts: opts})
 	if err != nil {
 		return nil, false, err
 	}
@@ -286,7 +290,7 @@ func (s *System) Delete(ctx context.Context, key persistence.Key, opts DeleteOpt
 // InjectPanic makes the actor of key panic after answering (a test hook for
 // supervision): it restarts, keeps its PID and reloads its object from the store.
 func (s *System) InjectPanic(ctx context.Context, key persistence.Key) error {
-	_, err := s.ask(ctx, "inject panic", key, &panicRequest{envelope{TraceID(ctx), key}})
+	_, err := s.ask(ctx, "inject panic", key, &panicRequest{s.envelopeOf(ctx, key)})
 	return err
 }
 

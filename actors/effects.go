@@ -51,7 +51,8 @@ func (fx *effects) Create(resource string, obj runtime.Object) error {
 	if err != nil {
 		return fmt.Errorf("create %s: %w", resource, err)
 	}
-	return fx.request(&createRequest{envelope: envelope{trace: fx.cell.trace, key: key}, object: obj})
+	fx.creates++
+	return fx.request(&createRequest{envelope: fx.actor().envelope(key), object: obj})
 }
 
 func (fx *effects) Update(resource string, cur, next runtime.Object) error {
@@ -69,7 +70,7 @@ func (fx *effects) Update(resource string, cur, next runtime.Object) error {
 			return err
 		}
 	}
-	return fx.request(&updateRequest{envelope: envelope{trace: fx.cell.trace, key: key}, object: next,
+	return fx.request(&updateRequest{envelope: fx.actor().envelope(key), object: next,
 		pre: command.Preconditions{UID: m.GetUID(), ResourceVersion: rv}})
 }
 
@@ -99,7 +100,8 @@ func (fx *effects) Delete(ref control.Ref, noAnswer bool) {
 	if !ok {
 		return
 	}
-	msg := &deleteRequest{envelope: envelope{trace: fx.cell.trace, key: keyOf(ref)}}
+	msg := &deleteRequest{envelope: fx.actor().envelope(keyOf(ref))}
+	fx.deletes++
 	if noAnswer {
 		fx.ctx.Send(pid, msg)
 		return

@@ -213,7 +213,7 @@ func gone(st *persistence.Store, k persistence.Key) bool {
 
 func probe(t testing.TB, s *System, k persistence.Key) *probeReply {
 	t.Helper()
-	res, err := s.request(context.Background(), k, &probeRequest{envelope{"test", k}})
+	res, err := s.request(context.Background(), k, &probeRequest{envelope{trace: "test", key: k}})
 	if err != nil {
 		t.Fatalf("probe %v: %v", k, err)
 	}

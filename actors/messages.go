@@ -1,7 +1,10 @@
 package actors
 
 import (
+	"time"
+
 	"github.com/asynkron/protoactor-go/actor"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/persistence"
@@ -21,6 +24,8 @@ type routed interface {
 type envelope struct {
 	trace string
 	key   persistence.Key
+	span  trace.SpanContext // the sender's span (tracing.go); invalid when untraced
+	sent  time.Time         // when it was sent, when traced (the mailbox wait)
 }
 
 func (e envelope) target() persistence.Key { return e.key }

@@ -51,7 +51,7 @@ func startControllers(t testing.TB, st *persistence.Store, clock Clock, nodes No
 // resync queues a syncNow, which is handled before the second probe.
 func forceSync(t testing.TB, s *System, k persistence.Key) {
 	t.Helper()
-	s.env.root.Send(s.env.managers[k.Resource], &resyncRequest{envelope{"test", k}})
+	s.env.root.Send(s.env.managers[k.Resource], &resyncRequest{envelope{trace: "test", key: k}})
 	probe(t, s, k)
 	probe(t, s, k)
 }

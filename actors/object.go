@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors/control"
@@ -25,10 +26,11 @@ type cell struct {
 	started  bool              // a first start happened: later starts reload from the store
 	handled  uint64            // routed requests handled (see the protocol in manager.go)
 	restarts int
-	trace    string      // trace of the last request, for logs and writes the actor makes on its own
-	timer    Timer       // the grace period's end (Options.Clock)
-	requeue  Timer       // a controller's next sync without an event (Options.Clock)
-	paced    *time.Timer // a sync held back by pacing, on the real clock (see queueResync)
+	trace    string            // trace of the last request, for logs and writes the actor makes on its own
+	span     trace.SpanContext // span of the last message handled (tracing.go): the parent of its writes
+	timer    Timer             // the grace period's end (Options.Clock)
+	requeue  Timer             // a controller's next sync without an event (Options.Clock)
+	paced    *time.Timer       // a sync held back by pacing, on the real clock (see queueResync)
 	// syncAfter is the earliest start of the next paced sync.
 	syncAfter time.Time
 	// ctrl is the kind's controller, with the state it keeps across restarts.
@@ -52,11 +54,17 @@ type objectActor struct {
 
 	outstanding int  // writes asked of other actors, not yet answered
 	syncQueued  bool // a syncNow is in the mailbox
+
+	span             trace.Span // the message's span, when traced (tracing.go)
+	creates, deletes int        // requests a sync made (the sync's span)
 }
 
 // Receive is a type switch: decide, persist, then answer.
 func (a *objectActor) Receive(ctx actor.Context) {
 	defer a.cell.stats.handled(time.Now())
+	if a.env.tracer != nil {
+		defer a.endSpan()
+	}
 	a.ctx = ctx
 	if a.dryRun(ctx) { // admit.go
 		return
@@ -83,6 +91,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		}
 	case *createRequest:
 		a.begin(msg.trace)
+		a.traceMsg("create", &msg.envelope)
 		plan, err := a.admitCreate(msg)
 		if err == nil {
 			err = a.apply(msg.trace, plan)
@@ -92,6 +101,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.settle(ctx)
 	case *updateRequest:
 		a.begin(msg.trace)
+		a.traceMsg(updateOp(msg.sub), &msg.envelope)
 		plan, err := a.admitUpdate(msg)
 		if err == nil {
 			err = a.apply(msg.trace, plan)
@@ -105,6 +115,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.settle(ctx)
 	case *deleteRequest:
 		a.begin(msg.trace)
+		a.traceMsg("delete", &msg.envelope)
 		last := a.obj
 		plan, err := a.admitDelete(msg)
 		if err == nil {
@@ -143,6 +154,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.syncQueued, a.cell.paced = false, nil
 		if a.obj != nil {
 			start := time.Now() // the cost of the sync on the real clock, for pacing
+			a.traceSync()
 			a.cell.ctrl.Sync(a.effects())
 			a.paceFor(time.Since(start))
 		}
@@ -293,7 +305,9 @@ func (a *objectActor) apply(trace string, plan lifecycle.Plan) error {
 	if plan.Op != persistence.OpCreate {
 		cmd.Pre.ResourceVersion = a.rev
 	}
+	sp := a.traceApply(plan.Op)
 	rev, objs, err := a.env.store.Apply(context.Background(), cmd)
+	a.applied(sp, plan.Op, rev, err)
 	if err != nil {
 		if errors.Is(err, persistence.ErrNotFound) || errors.Is(err, persistence.ErrAlreadyExists) ||
 			errors.Is(err, persistence.ErrConflict) {

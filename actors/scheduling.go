@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeactor/kubeactor/actors/event"
@@ -99,6 +100,7 @@ type schedulerActor struct {
 
 	queue   *scheduler.Queue       // pods waiting for a decision, queued or backing off
 	binds   map[string]*binding    // bindings sent, not yet answered
+	span    trace.Span             // the round's span, when traced (tracing.go)
 	changed bool                   // room appeared: retry the backing-off pods now
 	events  event.Aggregator       // combines a pod's FailedScheduling events
 	budget  *scheduler.EventBudget // rate of FailedScheduling writes; holds the excess per pod
@@ -475,6 +477,7 @@ func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev
 	}
 	s.seq++
 	s.began = time.Now()
+	s.traceRound(key)
 	pctx := s.cache.Context(pod, &s.cfg.policy)
 	pctx.SetClaims(scheduler.ClaimsReason(pod, s.claim))
 	r := scheduler.NewRound(s.seq, key, pod, rev, pctx, len(s.shards))
@@ -517,6 +520,7 @@ func (s *schedulerActor) bidIn(ctx actor.Context, msg *bidReply) {
 func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
 	d := r.Decision(scheduler.TieBreak(r.Key, uint64(s.cfg.seed)))
 	if d.Node == "" {
+		s.roundDone(d, "unschedulable")
 		s.unschedulable(ctx, r.Key, r.Pod, d)
 		return
 	}
@@ -537,7 +541,8 @@ func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
 	s.binds[r.Key] = &binding{pod: r.Pod, decision: d}
 	s.queue.Drop(r.Key)
 	s.budget.Drop(r.Key) // why it waited no longer matters
-	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.Pod.Namespace, r.Pod.Name)},
+	sc := s.roundDone(d, "bound")
+	ctx.Request(s.env.managers["pods"], &updateRequest{envelope: envelope{key: podKey(r.Pod.Namespace, r.Pod.Name), span: sc, sent: time.Now()},
 		write: write{sub: "binding"}, object: next, pre: command.Preconditions{UID: r.Pod.UID, ResourceVersion: r.Rev}})
 }
 

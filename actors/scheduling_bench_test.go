@@ -11,19 +11,20 @@ import (
 
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
 )
 
 // BenchmarkScheduleThroughput stores 5,000 Ready nodes, a service and 30,000 pending
 // pods of it, starts the system with the scheduler and measures until every pod's
 // binding is persisted. Run with -benchtime 1x.
-func BenchmarkScheduleThroughput(b *testing.B) { benchmarkSchedule(b, false) }
+func BenchmarkScheduleThroughput(b *testing.B) { benchmarkSchedule(b, false, nil) }
 
 // BenchmarkScheduleThroughputScheduledEvents is BenchmarkScheduleThroughput with a
 // Scheduled event per bound pod (Options.SchedulerEvents), through the scheduler's
 // event budget.
-func BenchmarkScheduleThroughputScheduledEvents(b *testing.B) { benchmarkSchedule(b, true) }
+func BenchmarkScheduleThroughputScheduledEvents(b *testing.B) { benchmarkSchedule(b, true, nil) }
 
-func benchmarkSchedule(b *testing.B, scheduledEvents bool) {
+func benchmarkSchedule(b *testing.B, scheduledEvents bool, tracer *tracing.Tracer) {
 	const nodes, pods = 5000, 30000
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -81,7 +82,7 @@ func benchmarkSchedule(b *testing.B, scheduledEvents bool) {
 		b.StartTimer()
 		start := time.Now()
 		s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: time.Minute, Resources: testResources,
-			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, SchedulerEvents: scheduledEvents})
+			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, SchedulerEvents: scheduledEvents, Tracer: tracer})
 		if err != nil {
 			b.Fatal(err)
 		}

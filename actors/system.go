@@ -13,6 +13,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
 )
 
 // rootName is the id of the root supervisor; managers are "kubeactor/<resource>".
@@ -49,8 +50,9 @@ type env struct {
 	// Options.ResourceQuotaSyncPeriod.
 	requestTimeout  time.Duration
 	quotaSyncPeriod time.Duration
-	podGCThreshold  int    // Options.TerminatedPodGCThreshold (podgc.go)
-	stats           *stats // stats.go
+	podGCThreshold  int             // Options.TerminatedPodGCThreshold (podgc.go)
+	stats           *stats          // stats.go
+	tracer          *tracing.Tracer // Options.Tracer (tracing.go); nil: none
 	// serviceAccounts is Options.ServiceAccounts (nil: no service-account controllers).
 	serviceAccounts *serviceaccount.Options
 }

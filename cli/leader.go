@@ -16,6 +16,7 @@ import (
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
 )
 
 // controlPlane is the actor system (controllers, scheduler, object actors) of one
@@ -31,6 +32,7 @@ type controlPlane struct {
 	server   netip.AddrPort // the kubernetes service's endpoint: this replica's API
 
 	serviceAccounts *serviceaccount.Options // the service-account controllers' options
+	tracer          *tracing.Tracer         // nil: no tracing
 	kubeDNS         *netip.AddrPort         // the kube-dns service's endpoint, when this replica serves DNS
 
 	mu  sync.Mutex
@@ -56,7 +58,7 @@ func (cp *controlPlane) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sys, err := actors.Start(actors.Options{Store: cp.store, Log: cp.log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
+	sys, err := actors.Start(actors.Options{Store: cp.store, Tracer: cp.tracer, Log: cp.log, RequestTimeout: cfg.RequestTimeout, EventTTL: cfg.EventTTL,
 		Nodes: cp.nodes, Services: cp.services,
 		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
 		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod,

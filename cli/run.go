@@ -45,6 +45,8 @@ type root struct {
 	Run      runCmd      `cmd:"" aliases:"run-container" help:"Run an image as a replication controller or a pod (kubectl run)."`
 	Expose   exposeCmd   `cmd:"" help:"Expose a replication controller, pod or service as a new service (kubectl expose)."`
 	Describe describeCmd `cmd:"" help:"Show the details of a resource and its events (kubectl describe)."`
+	Trace    traceCmd    `cmd:"" help:"Show an object's recent history as a tree of spans with start offsets and durations."`
+	Explain  explainCmd  `cmd:"" help:"Say why an object is in its state: a pod's scheduling decision, an RC's last syncs, a node's conditions."`
 	Stop     stopCmd     `cmd:"" help:"Scale a replication controller to 0, wait for its pods, then delete it (kubectl stop)."`
 	Cordon   cordonCmd   `cmd:"" help:"Mark a node unschedulable (kubectl cordon)."`
 	Uncordon uncordonCmd `cmd:"" help:"Mark a node schedulable (kubectl uncordon)."`

@@ -23,6 +23,7 @@ import (
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
 )
 
 // serverCmd and upCmd embed config.Server, whose Validate kong runs while parsing:
@@ -257,8 +258,22 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	if cfg.Clustered() {
 		name = cfg.Name
 	}
+	var tracer *tracing.Tracer
+	if cfg.Tracing {
+		if tracer, err = tracing.New(tracing.Options{Sampling: cfg.TraceSampling, Capacity: cfg.TraceSpans,
+			OTLPEndpoint: cfg.OTLPEndpoint, Service: "kubeactor-server"}); err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := tracer.Shutdown(sctx); err != nil {
+				log.WithError(err).Warn("flush traces")
+			}
+		}()
+	}
 	gw, err := gateway.New(gateway.Config{Store: store, Name: name, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks,
-		Authenticator: sec.authn, Authorizer: sec.authz})
+		Authenticator: sec.authn, Authorizer: sec.authz, Tracer: tracer})
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
 	}
@@ -267,7 +282,7 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	defer stopDNS()
 
 	cp := &controlPlane{cfg: cfg, store: store, gw: gw, log: log, nodes: nodes, services: services, server: apiServer,
-		serviceAccounts: sec.serviceAccountOptions()}
+		serviceAccounts: sec.serviceAccountOptions(), tracer: tracer}
 	if dnsOK {
 		cp.kubeDNS = &kubeDNS
 	}

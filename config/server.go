@@ -60,6 +60,11 @@ type Server struct {
 	// Admission (the book's kube-apiserver flags).
 	AdmissionControl []string `name:"admission-control" default:"NamespaceLifecycle,ResourceQuota" sep:"," help:"Admission plugins, in the order they run, comma-separated (the book's --admission_control): AlwaysAdmit, AlwaysDeny, DenyExecOnPrivileged, LimitRanger, NamespaceAutoProvision, NamespaceExists, NamespaceLifecycle, ResourceQuota, SecurityContextDeny."`
 	AllowPrivileged  bool     `name:"allow-privileged" help:"Allow pods with privileged containers (off, as in v1.0: such pods are refused with 422)."`
+	// Tracing (issue 15): spans kept in memory (kubeactor trace) and exported with OTLP.
+	Tracing       bool    `name:"tracing" default:"true" negatable:"" help:"Trace requests, actor messages, syncs and scheduling rounds (kubeactor trace, kubeactor explain)."`
+	TraceSampling float64 `name:"trace-sampling" default:"1" help:"Ratio of new traces sampled, 0 to 1 (a request's sampled traceparent is always followed)."`
+	TraceSpans    int     `name:"trace-spans" default:"20000" help:"Finished spans kept in memory for kubeactor trace."`
+	OTLPEndpoint  string  `name:"otlp-endpoint" help:"Export spans with OTLP over HTTP to this collector (host:port, or a URL ending in /v1/traces)."`
 	// SchedulerPolicy is the content of PolicyConfigFile, read and checked by Validate.
 	SchedulerPolicy []byte `kong:"-"`
 	Security
@@ -342,6 +347,12 @@ func (s *Server) Validate() error {
 	}
 	if s.RequestTimeout <= 0 {
 		return fmt.Errorf("--request-timeout %s: must be positive", s.RequestTimeout)
+	}
+	if s.TraceSampling < 0 || s.TraceSampling > 1 {
+		return fmt.Errorf("--trace-sampling %v: must be between 0 and 1", s.TraceSampling)
+	}
+	if s.TraceSpans < 0 {
+		return fmt.Errorf("--trace-spans %d: must not be negative (0: the default)", s.TraceSpans)
 	}
 	if s.EventTTL <= 0 {
 		return fmt.Errorf("--event-ttl %s: must be positive", s.EventTTL)

@@ -35,8 +35,10 @@ func p99(lat []time.Duration) time.Duration {
 }
 
 // BenchmarkCreatePods: 64 concurrent clients POST JSON pods; every 201 is durable.
-func BenchmarkCreatePods(b *testing.B) {
-	h := newHarness(b, harnessOptions{})
+func BenchmarkCreatePods(b *testing.B) { benchCreatePods(b, harnessOptions{}) }
+
+func benchCreatePods(b *testing.B, o harnessOptions) {
+	h := newHarness(b, o)
 	const clients = 64
 	hc := benchClient(clients)
 	url := h.http.URL + "/api/v1/namespaces/default/pods"

@@ -21,6 +21,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
 
 	"github.com/kubeactor/kubeactor/internal/poll"
 )
@@ -45,6 +46,7 @@ type harnessOptions struct {
 	// --admission-control list (privileged containers allowed unless denyPrivileged).
 	admissionControl []string
 	denyPrivileged   bool
+	tracer           *tracing.Tracer // tracing_test.go
 }
 
 // newObject is the store's type registry, from the resource table.
@@ -73,7 +75,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		}
 		chain = adm.Chain
 	}
-	sys, err := actors.Start(actors.Options{Store: store, Log: log, Admission: chain})
+	sys, err := actors.Start(actors.Options{Store: store, Log: log, Admission: chain, Tracer: o.tracer})
 	if err != nil {
 		t.Fatalf("start actors: %v", err)
 	}
@@ -81,7 +83,7 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		adm.Bind(sys)
 	}
 	srv, err := New(Config{Store: store, Actors: sys, Log: log, MaxBodyBytes: o.maxBody, BookmarkInterval: o.bookmarkInterval,
-		Profiling: o.profiling, OpenAPI: http.NotFoundHandler()})
+		Profiling: o.profiling, OpenAPI: http.NotFoundHandler(), Tracer: o.tracer})
 	if err != nil {
 		t.Fatalf("new gateway: %v", err)
 	}

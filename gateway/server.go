@@ -23,6 +23,7 @@ import (
 	"github.com/kubeactor/kubeactor/gateway/openapi"
 	"github.com/kubeactor/kubeactor/gateway/ui"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
 )
 
 // DefaultMaxBodyBytes is the largest request body accepted when Config leaves it 0
@@ -64,6 +65,9 @@ type Config struct {
 	// Registry is where the server registers its metrics (served at GET /metrics,
 	// metrics.go); nil means a registry of its own. Never the global default one.
 	Registry *prometheus.Registry
+	// Tracer traces requests and serves the traces and explain paths (tracing.go);
+	// nil traces nothing.
+	Tracer *tracing.Tracer
 	// TestHooks serves POST /debug/kubeactor/panic?resource=&namespace=&name=, which
 	// makes that object's actor panic (e2e tests of supervision). Never in production.
 	TestHooks bool
@@ -86,7 +90,8 @@ type Server struct {
 	authn *authn.Union
 	authz authz.Authorizer
 
-	metrics *serverMetrics // metrics.go
+	metrics *serverMetrics  // metrics.go
+	tracer  *tracing.Tracer // tracing.go
 
 	echo    *echo.Echo
 	peer    *forwarder  // forward.go
@@ -101,7 +106,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		store: cfg.Store, name: cfg.Name, log: cfg.Log, maxBody: cfg.MaxBodyBytes, now: cfg.Now,
 		bookmarkEvery: cfg.BookmarkInterval, minWatch: cfg.MinWatchTimeout, watchCoalesce: cfg.WatchCoalesce,
-		authn: cfg.Authenticator, authz: cfg.Authorizer,
+		authn: cfg.Authenticator, authz: cfg.Authorizer, tracer: cfg.Tracer,
 	}
 	s.actors.Store(cfg.Actors)
 	s.booted.Store(cfg.Actors != nil)
@@ -148,6 +153,7 @@ func New(cfg Config) (*Server, error) {
 	s.mountReplicas(e) // forward.go
 
 	s.mountDiscovery(e)
+	s.mountTroubleshooting(e) // tracing.go
 	e.GET("/metrics", echo.WrapHandler(m.handler()))
 	e.GET("/openapi/v2", echo.WrapHandler(oa))
 	e.GET("/openapi/v3", echo.WrapHandler(oa))
@@ -349,13 +355,17 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 func (s *Server) traceAndLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		req := c.Request()
+		req, sp := s.startRequest(c) // tracing.go
 		id := traceID(req.Header)
+		if sp != nil {
+			id = sp.SpanContext().TraceID().String()
+		}
 		c.Response().Header().Set("Audit-Id", id)
 		c.SetRequest(req.WithContext(actors.WithUser(actors.WithTrace(req.Context(), id), admission.Anonymous)))
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
+		endRequest(sp, c.Response().Status)
 		if logsDebug(s.log) {
 			s.log.WithFields(logrus.Fields{
 				"method": req.Method, "path": req.URL.Path, "query": req.URL.RawQuery,

@@ -1,0 +1,185 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/kubeactor/kubeactor/actors/scheduler"
+	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
+)
+
+// Spans (Options.Tracer): an object actor's handling of a request (create, update,
+// binding, delete: the envelope carries the sender's span context and the time it
+// was sent) and of a sync, the store apply it makes, and each scheduling round. The
+// object remembers its last write's context (tracing.Tracer.Remember) for a later
+// reader: the scheduler continues the trace of the write that made a pod pending.
+
+// objectKey is the tracing.ObjectKey value of k.
+func objectKey(k persistence.Key) string {
+	if k.Namespace == "" {
+		return k.Resource + "/" + k.Name
+	}
+	return k.Resource + "/" + k.Namespace + "/" + k.Name
+}
+
+// envelopeOf is the envelope of a request made for ctx (the gateway's request).
+func (s *System) envelopeOf(ctx context.Context, key persistence.Key) envelope {
+	e := envelope{trace: TraceID(ctx), key: key}
+	if s.env.tracer != nil {
+		e.span = trace.SpanContextFromContext(ctx)
+		e.sent = time.Now()
+	}
+	return e
+}
+
+// envelope is the envelope of a request the actor makes while handling a message.
+func (a *objectActor) envelope(key persistence.Key) envelope {
+	e := envelope{trace: a.cell.trace, key: key}
+	if a.env.tracer != nil {
+		e.span, e.sent = a.cell.span, time.Now()
+	}
+	return e
+}
+
+// traceMsg starts the span of handling a request (op) carried by e; endSpan ends it.
+func (a *objectActor) traceMsg(op string, e *envelope) {
+	if a.env.tracer == nil {
+		return
+	}
+	parent := context.Background()
+	if e.span.IsValid() {
+		parent = trace.ContextWithRemoteSpanContext(parent, e.span)
+	}
+	k := a.cell.key
+	_, sp := a.env.tracer.Start(parent, k.Resource+" "+op)
+	if sp.IsRecording() {
+		attrs := []attribute.KeyValue{tracing.ObjectKey.String(objectKey(k)),
+			attribute.String("actor.kind", k.Resource), attribute.String("message", op)}
+		if !e.sent.IsZero() {
+			attrs = append(attrs, attribute.String("mailbox.wait", time.Since(e.sent).String()))
+		}
+		sp.SetAttributes(attrs...)
+	}
+	a.span = sp
+	a.cell.span = sp.SpanContext()
+}
+
+// traceSync starts the span of a controller's sync, continuing the trace of the
+// object's last request; none when there is none.
+func (a *objectActor) traceSync() {
+	a.creates, a.deletes = 0, 0
+	if a.env.tracer == nil || !a.cell.span.IsSampled() {
+		return
+	}
+	k := a.cell.key
+	_, sp := a.env.tracer.Start(trace.ContextWithRemoteSpanContext(context.Background(), a.cell.span), k.Resource+" sync",
+		trace.WithAttributes(tracing.ObjectKey.String(objectKey(k)), attribute.String("actor.kind", k.Resource),
+			attribute.String("message", "sync")))
+	a.span = sp
+	a.cell.span = sp.SpanContext()
+}
+
+// endSpan ends the span of the message handled, if any.
+func (a *objectActor) endSpan() {
+	if a.span == nil {
+		return
+	}
+	if a.creates+a.deletes > 0 && a.span.IsRecording() {
+		a.span.SetAttributes(attribute.Int("decided.creates", a.creates), attribute.Int("decided.deletes", a.deletes))
+	}
+	a.span.End()
+	a.span = nil
+}
+
+// traceApply starts the span of a store apply, a child of the message's span. It
+// remembers the write's trace before the write is visible, so a reader woken by
+// the change (the scheduler) finds it.
+func (a *objectActor) traceApply(op persistence.Op) trace.Span {
+	if a.env.tracer != nil && op != persistence.OpDelete {
+		a.env.tracer.Remember(objectKey(a.cell.key), a.cell.span)
+	}
+	if a.span == nil || !a.span.IsRecording() {
+		return nil
+	}
+	_, sp := a.env.tracer.Start(trace.ContextWithSpan(context.Background(), a.span), "store apply",
+		trace.WithAttributes(attribute.String("op", opName(op)), attribute.Int("commands", 1)))
+	return sp
+}
+
+// applied ends the apply's span; the trace of a deleted object is forgotten.
+func (a *objectActor) applied(sp trace.Span, op persistence.Op, rev int64, err error) {
+	if sp != nil {
+		if err != nil {
+			sp.SetAttributes(attribute.String("error", err.Error()))
+		} else {
+			sp.SetAttributes(attribute.Int64("revision", rev))
+		}
+		sp.End()
+	}
+	if a.env.tracer != nil && err == nil && op == persistence.OpDelete {
+		a.env.tracer.Forget(objectKey(a.cell.key))
+	}
+}
+
+// traceRound starts the span of a scheduling round for the pod key (namespace/name),
+// continuing the trace of the pod's last write.
+func (s *schedulerActor) traceRound(key string) {
+	if s.env.tracer == nil {
+		return
+	}
+	if s.span != nil { // a round that ended without a decision
+		s.span.End()
+	}
+	k := objectKey(podKey(splitKey(key)))
+	parent := context.Background()
+	if sc := s.env.tracer.Recall(k); sc.IsValid() {
+		parent = trace.ContextWithRemoteSpanContext(parent, sc)
+	}
+	_, s.span = s.env.tracer.Start(parent, "scheduler round",
+		trace.WithAttributes(tracing.ObjectKey.String(k), attribute.String("actor.kind", "scheduler")))
+}
+
+// roundDone ends the round's span with its decision; it returns the span context the
+// binding carries.
+func (s *schedulerActor) roundDone(d scheduler.Decision, result string) trace.SpanContext {
+	sp := s.span
+	s.span = nil
+	if sp == nil {
+		return trace.SpanContext{}
+	}
+	if sp.IsRecording() {
+		attrs := []attribute.KeyValue{attribute.Int("candidates", d.Nodes), attribute.Int("feasible", d.Feasible),
+			attribute.String("result", result)}
+		if d.Node != "" {
+			attrs = append(attrs, attribute.String("node", d.Node), attribute.Float64("score", d.Score))
+		}
+		if len(d.Reasons) > 0 {
+			attrs = append(attrs, attribute.String("rejected", fmt.Sprint(d.Reasons)))
+		}
+		sp.SetAttributes(attrs...)
+	}
+	sp.End()
+	return sp.SpanContext()
+}
+
+func splitKey(key string) (string, string) {
+	for i := 0; i < len(key); i++ {
+		if key[i] == '/' {
+			return key[:i], key[i+1:]
+		}
+	}
+	return "", key
+}
+
+// updateOp names an update by its subresource ("binding", "status"), or "update".
+func updateOp(sub string) string {
+	if sub == "" {
+		return "update"
+	}
+	return sub
+}
