@@ -75,6 +75,10 @@ type Replica struct {
 	InitialCluster      string `name:"initial-cluster" help:"Every member of a new cluster, this one included: name=host:port,... (their peer addresses)."`
 	Join                string `name:"join" help:"Peer URL (http://host:port) of any member of a running cluster: this replica asks to be added to it."`
 	InitialClusterState string `name:"initial-cluster-state" default:"new" enum:"new,existing" help:"new or existing (etcd's flag; accepted: whether the replica starts a cluster is told by --initial-cluster or --join, and by the Raft state in --data-dir)."`
+	// Snapshots of the replicated store (0: the store's defaults).
+	SnapshotCount    uint64        `name:"snapshot-count" help:"Raft entries between two snapshots of the replicated store (etcd's --snapshot-count; 0: the default, 8192)."`
+	TrailingLogs     uint64        `name:"trailing-logs" help:"Raft entries a snapshot leaves in the log, for replicas a little behind (0: the default, 10240); a replica further behind catches up by snapshot install."`
+	SnapshotInterval time.Duration `name:"snapshot-interval" help:"How often the replicated store checks whether --snapshot-count entries passed (0: the default, 30s)."`
 	// Cluster is --initial-cluster parsed by Validate: name -> peer address.
 	Cluster map[string]string `kong:"-"`
 }
@@ -147,6 +151,9 @@ func (r *Replica) validateReplica() error {
 	case "", "new", "existing":
 	default:
 		return fmt.Errorf("--initial-cluster-state %q: new or existing", r.InitialClusterState)
+	}
+	if r.SnapshotInterval < 0 {
+		return fmt.Errorf("--snapshot-interval %s: must not be negative", r.SnapshotInterval)
 	}
 	if !r.Clustered() {
 		if r.PeerAddress != "" {
