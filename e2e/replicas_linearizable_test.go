@@ -19,7 +19,7 @@ import (
 )
 
 // Linearizability (issue 13): concurrent reads and compare-and-swap updates (PUT with
-// resourceVersion; 409 is a failed swap) on a few ConfigMaps, from clients on every
+// resourceVersion; 409 is a failed swap) on a few Secrets, from clients on every
 // replica, through a leader kill and a partition, checked with porcupine.
 
 type casInput struct {
@@ -124,25 +124,26 @@ func (h *casHistory) add(client int, in casInput, call int64, out casOutput) {
 	defer h.mu.Unlock()
 	ret := h.now()
 	kind := "read"
-	if !in.Read {
-		kind = "cas-conflict"
-		if out.OK {
-			kind = "cas-ok"
-		}
-	}
-	if out.Unknown {
-		kind += "-unknown"
+	switch {
+	case out.Unknown:
+		kind = "cas-unknown"
 		ret = -1 // set to the end of the history once it is known
+	case !in.Read && out.OK:
+		kind = "cas-ok"
+	case !in.Read:
+		kind = "cas-conflict"
 	}
 	h.stats[kind]++
 	h.ops = append(h.ops, porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret})
 }
 
-func configMapJSON(name, value, rv string) []byte {
-	cm := corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+// secretJSON is the register: a Secret (Kubernetes 1.0 has no ConfigMap) whose
+// data holds the value.
+func secretJSON(name, value, rv string) []byte {
+	cm := corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, ResourceVersion: rv},
-		Data:       map[string]string{"v": value},
+		Data:       map[string][]byte{"v": []byte(value)},
 	}
 	b, _ := json.Marshal(cm)
 	return b
@@ -152,10 +153,10 @@ func TestReplicasLinearizable(t *testing.T) {
 	rs, pn := StartFaultyReplicas(t, 3)
 	hc := rawHTTP(5 * time.Second)
 	keys := []string{"lin-a", "lin-b", "lin-c"}
-	base := func(r *Replica) string { return r.URL + "/api/v1/namespaces/default/configmaps" }
+	base := func(r *Replica) string { return r.URL + "/api/v1/namespaces/default/secrets" }
 	for _, k := range keys {
 		Eventually(t, 30*time.Second, "create "+k, func() error {
-			err := doJSON(hc, http.MethodPost, base(rs[0]), configMapJSON(k, "init", ""), nil)
+			err := doJSON(hc, http.MethodPost, base(rs[0]), secretJSON(k, "init", ""), nil)
 			if isStatus(err, http.StatusConflict) {
 				return nil // an earlier attempt made it
 			}
@@ -177,7 +178,7 @@ func TestReplicasLinearizable(t *testing.T) {
 			for i := 0; !stop.Load(); i++ {
 				r := rs[(c+i)%len(rs)]
 				k := keys[rng.IntN(len(keys))]
-				var got corev1.ConfigMap
+				var got corev1.Secret
 				if rv, ok := lastRV[k]; !ok || rng.IntN(2) == 0 {
 					in := casInput{Read: true, Key: k}
 					call := h.now()
@@ -185,11 +186,11 @@ func TestReplicasLinearizable(t *testing.T) {
 						continue // a read that failed tells nothing: left out
 					}
 					lastRV[k] = got.ResourceVersion
-					h.add(c, in, call, casOutput{OK: true, Value: got.Data["v"], RV: got.ResourceVersion})
+					h.add(c, in, call, casOutput{OK: true, Value: string(got.Data["v"]), RV: got.ResourceVersion})
 				} else {
 					in := casInput{Key: k, RV: rv, Value: fmt.Sprintf("c%d-%d", c, i)}
 					call := h.now()
-					err := doJSON(hc, http.MethodPut, base(r)+"/"+k, configMapJSON(k, in.Value, rv), &got)
+					err := doJSON(hc, http.MethodPut, base(r)+"/"+k, secretJSON(k, in.Value, rv), &got)
 					switch {
 					case err == nil:
 						lastRV[k] = got.ResourceVersion
@@ -266,5 +267,59 @@ func TestReplicasLinearizable(t *testing.T) {
 			t.Errorf("visualize: %v", err)
 		}
 		t.Errorf("the history is not linearizable; visualization: %s", path)
+	}
+}
+
+// TestCasModel checks the model itself: it accepts a linearizable history and refuses
+// a stale read and a lost swap, whatever the unknown swaps did.
+func TestCasModel(t *testing.T) {
+	op := func(client int, call, ret int64, in casInput, out casOutput) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: in, Call: call, Output: out, Return: ret}
+	}
+	const inf = 1000
+	read := func(v, rv string) (casInput, casOutput) {
+		return casInput{Read: true, Key: "k"}, casOutput{OK: true, Value: v, RV: rv}
+	}
+	r1i, r1o := read("init", "1")
+	r2i, r2o := read("a", "2")
+	stalei, staleo := read("init", "1")
+	r3i, r3o := read("b", "7")
+	tests := []struct {
+		name string
+		ops  []porcupine.Operation
+		want bool
+	}{
+		{"swap then read", []porcupine.Operation{
+			op(0, 0, 1, r1i, r1o),
+			op(0, 2, 3, casInput{Key: "k", RV: "1", Value: "a"}, casOutput{OK: true, RV: "2"}),
+			op(1, 4, 5, r2i, r2o),
+		}, true},
+		{"a stale read after the swap", []porcupine.Operation{
+			op(0, 0, 1, r1i, r1o),
+			op(0, 2, 3, casInput{Key: "k", RV: "1", Value: "a"}, casOutput{OK: true, RV: "2"}),
+			op(1, 4, 5, stalei, staleo),
+		}, false},
+		{"two swaps from the same version", []porcupine.Operation{
+			op(0, 0, 1, r1i, r1o),
+			op(0, 2, 3, casInput{Key: "k", RV: "1", Value: "a"}, casOutput{OK: true, RV: "2"}),
+			op(1, 4, 5, casInput{Key: "k", RV: "1", Value: "b"}, casOutput{OK: true, RV: "3"}),
+		}, false},
+		{"an unknown swap seen later", []porcupine.Operation{
+			op(0, 0, 1, r1i, r1o),
+			op(0, 2, inf, casInput{Key: "k", RV: "1", Value: "b"}, casOutput{Unknown: true}),
+			op(1, 4, 5, r3i, r3o),
+		}, true},
+		{"an unknown swap never seen", []porcupine.Operation{
+			op(0, 0, 1, r1i, r1o),
+			op(0, 2, inf, casInput{Key: "k", RV: "1", Value: "b"}, casOutput{Unknown: true}),
+			op(1, 4, 5, stalei, staleo),
+		}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := porcupine.CheckOperations(casModel.ToModel(), tc.ops); got != tc.want {
+				t.Errorf("linearizable %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
