@@ -418,10 +418,15 @@ func StartReplicasRouted(t testing.TB, n int, route func(from, to int, addr stri
 }
 
 // Restart starts the (killed or stopped) replica again, with its data directory and
-// flags, and waits until it serves; it does not wait for /readyz (see WaitReady).
+// flags, and waits until it serves; it does not wait for /readyz (see WaitReady). A
+// replica never started (Server nil) starts with a fresh data directory.
 func (r *Replica) Restart(t testing.TB) {
 	t.Helper()
-	s, err := launch(t, "server", r.DataDir, r.args...)
+	dir := ""
+	if r.Server != nil {
+		dir = r.DataDir
+	}
+	s, err := launch(t, "server", dir, r.args...)
 	if err != nil {
 		t.Fatal(err)
 	}
