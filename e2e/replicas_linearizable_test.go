@@ -153,7 +153,14 @@ func TestReplicasLinearizable(t *testing.T) {
 	rs, pn := StartFaultyReplicas(t, 3)
 	hc := rawHTTP(5 * time.Second)
 	keys := []string{"lin-a", "lin-b", "lin-c"}
-	base := func(r *Replica) string { return r.URL + "/api/v1/namespaces/default/secrets" }
+	// The clients read the replicas' URLs here: a restart changes one.
+	urls := make([]atomic.Value, len(rs))
+	for i, r := range rs {
+		urls[i].Store(r.URL)
+	}
+	base := func(r *Replica) string {
+		return urls[indexOf(rs, r)].Load().(string) + "/api/v1/namespaces/default/secrets"
+	}
 	for _, k := range keys {
 		Eventually(t, 30*time.Second, "create "+k, func() error {
 			err := doJSON(hc, http.MethodPost, base(rs[0]), secretJSON(k, "init", ""), nil)
@@ -176,7 +183,7 @@ func TestReplicasLinearizable(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(c), 13))
 			lastRV := map[string]string{}
 			for i := 0; !stop.Load(); i++ {
-				r := rs[(c+i)%len(rs)]
+				r := rs[(c+i)%len(rs)] // only its URL, through base
 				k := keys[rng.IntN(len(keys))]
 				var got corev1.Secret
 				if rv, ok := lastRV[k]; !ok || rng.IntN(2) == 0 {
@@ -228,6 +235,7 @@ func TestReplicasLinearizable(t *testing.T) {
 	leader.Kill()
 	progress("operations after the kill", 150)
 	leader.Restart(t)
+	urls[indexOf(rs, leader)].Store(leader.URL)
 	leader.WaitReady(t, 90*time.Second)
 	progress("operations after the restart", 100)
 	// A partition of the (new) leader, then healing.
