@@ -320,7 +320,7 @@ func TestReplicasPartition(t *testing.T) {
 	old := Leader(t, rs)
 	oi := indexOf(rs, old)
 	pn.isolate(oi)
-	atCut := load.count.Load()
+	atCut, oldAtCut := load.count.Load(), load.ackedBy(oi)
 	t.Logf("isolated the leader %s after %d acknowledged writes", old.Name, atCut)
 
 	// The majority elects another leader and acknowledges writes.
@@ -364,6 +364,7 @@ func TestReplicasPartition(t *testing.T) {
 	})
 
 	// Heal: the old leader rejoins as a follower of the new one.
+	oldDuringCut := load.ackedBy(oi) - oldAtCut
 	pn.heal()
 	Eventually(t, 90*time.Second, old.Name+" follows "+newLeader, func() error {
 		if err := readyz(old.URL); err != nil {
@@ -420,5 +421,6 @@ func TestReplicasPartition(t *testing.T) {
 	if missing > 0 {
 		t.Errorf("%d acknowledged writes missing or changed", missing)
 	}
-	t.Logf("%d writes acknowledged (%d by the isolated %s in all), %d pods on every replica", len(load.acked), byOld, old.Name, len(states[0]))
+	t.Logf("%d writes acknowledged (%d by %s in all, %d while it was cut off: committed before the cut), %d pods on every replica",
+		len(load.acked), byOld, old.Name, oldDuringCut, len(states[0]))
 }
