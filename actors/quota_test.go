@@ -169,6 +169,9 @@ func TestQuotaStopsReplicationController(t *testing.T) {
 		})
 		return found
 	})
+	// The RC creates its pods concurrently: a refused create's event may be stored
+	// before an admitted create is. The pods reach the quota's 5 and never pass it.
+	eventually(t, 10*time.Second, "the quota's 5 pods", func() bool { return countPods(st, "ns") >= 5 })
 	if n := countPods(st, "ns"); n != 5 {
 		t.Fatalf("%d pods, want the quota's 5", n)
 	}

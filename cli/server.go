@@ -235,7 +235,8 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 			}
 		}
 		opts.Replication = &persistence.Replication{Name: cfg.Name, PeerAddress: cfg.PeerAddress,
-			InitialCluster: cfg.Cluster, Join: cfg.Join, Meta: meta, PeerHandler: peer}
+			InitialCluster: cfg.Cluster, Join: cfg.Join, Meta: meta, PeerHandler: peer,
+			SnapshotThreshold: cfg.SnapshotCount, TrailingLogs: cfg.TrailingLogs, SnapshotInterval: cfg.SnapshotInterval}
 		if et := cfg.RaftElectionTimeout(); et > 0 {
 			// hashicorp/raft's follower timeout is etcd's election timeout; its leader
 			// heartbeats every tenth of it and steps down after a lease as long.

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReplicaFlags(t *testing.T) {
@@ -34,6 +35,9 @@ func TestReplicaFlags(t *testing.T) {
 		{name: "join with peer address", replica: Replica{Name: "m4", Join: "http://127.0.0.1:2380", PeerAddress: "127.0.0.1:2384"}, peer: "127.0.0.1:2384"},
 		{name: "join not a URL", replica: Replica{Name: "m4", Join: "127.0.0.1:2380"}, wantErr: "--join"},
 		{name: "join and initial cluster", replica: Replica{Name: "m1", Join: "http://127.0.0.1:2380", InitialCluster: "m1=127.0.0.1:2381"}, wantErr: "one of them"},
+		{name: "snapshot flags", replica: Replica{Name: "m1", InitialCluster: "m1=127.0.0.1:2380", SnapshotCount: 100, TrailingLogs: 10, SnapshotInterval: time.Second},
+			peer: "127.0.0.1:2380", clusterN: 1},
+		{name: "negative snapshot interval", replica: Replica{Name: "m1", InitialCluster: "m1=127.0.0.1:2380", SnapshotInterval: -time.Second}, wantErr: "--snapshot-interval"},
 		{name: "state", replica: Replica{Name: "m1", InitialClusterState: "old"}, wantErr: "--initial-cluster-state"},
 	}
 	for _, tc := range tests {

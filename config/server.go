@@ -83,6 +83,10 @@ type Replica struct {
 	// Raft timing, in milliseconds as etcd's flags (0: the store's LAN defaults).
 	HeartbeatInterval int `name:"heartbeat-interval" help:"Milliseconds between the leader's heartbeats (etcd's flag). Raft (hashicorp/raft) heartbeats every tenth of the election timeout: alone, this sets the election timeout to ten times it; with --election-timeout it must be at most a fifth of it. Default: a tenth of the election timeout."`
 	ElectionTimeout   int `name:"election-timeout" help:"Milliseconds a follower waits without hearing from the leader before it campaigns (randomized up to twice that), and a candidate waits for votes (etcd's flag). The leader steps down after as long without a majority. Lower means a faster failover and, on a loaded machine, more needless elections. Default: the store's, 300."`
+	// Snapshots of the replicated store (0: the store's defaults).
+	SnapshotCount    uint64        `name:"snapshot-count" help:"Raft entries between two snapshots of the replicated store (etcd's --snapshot-count; 0: the default, 8192)."`
+	TrailingLogs     uint64        `name:"trailing-logs" help:"Raft entries a snapshot leaves in the log, for replicas a little behind (0: the default, 10240); a replica further behind catches up by snapshot install."`
+	SnapshotInterval time.Duration `name:"snapshot-interval" help:"How often the replicated store checks whether --snapshot-count entries passed (0: the default, 30s)."`
 	// Cluster is --initial-cluster parsed by Validate: name -> peer address.
 	Cluster map[string]string `kong:"-"`
 }
@@ -155,6 +159,9 @@ func (r *Replica) validateReplica() error {
 	case "", "new", "existing":
 	default:
 		return fmt.Errorf("--initial-cluster-state %q: new or existing", r.InitialClusterState)
+	}
+	if r.SnapshotInterval < 0 {
+		return fmt.Errorf("--snapshot-interval %s: must not be negative", r.SnapshotInterval)
 	}
 	if !r.Clustered() {
 		if r.PeerAddress != "" {

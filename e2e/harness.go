@@ -342,6 +342,7 @@ type Replica struct {
 	*Server
 	Name        string
 	PeerAddress string
+	args        []string // the server's flags after the harness's own (Restart)
 }
 
 // errNoReplication is what a server logs when its store refuses replication (until
@@ -355,11 +356,30 @@ const errNoReplication = "replication is not built"
 // replication.
 func StartReplicas(t testing.TB, n int, extra ...string) []*Replica {
 	t.Helper()
+	return StartReplicasRouted(t, n, nil, extra...)
+}
+
+// StartReplicasRouted is StartReplicas where replica from reaches replica to at
+// route(from, to, to's peer address) (a proxy made by the test, say): each replica's
+// --initial-cluster names its own peer address and the routes to the others. A nil
+// route is the direct one.
+func StartReplicasRouted(t testing.TB, n int, route func(from, to int, addr string) string, extra ...string) []*Replica {
+	t.Helper()
 	rs := make([]*Replica, n)
-	var cluster []string
 	for i := range rs {
 		rs[i] = &Replica{Name: fmt.Sprintf("m%d", i+1), PeerAddress: freeLoopbackAddr(t)}
-		cluster = append(cluster, rs[i].Name+"="+rs[i].PeerAddress)
+	}
+	clusters := make([]string, n)
+	for i := range rs {
+		var cluster []string
+		for j, r := range rs {
+			addr := r.PeerAddress
+			if route != nil && i != j {
+				addr = route(i, j, addr)
+			}
+			cluster = append(cluster, r.Name+"="+addr)
+		}
+		clusters[i] = strings.Join(cluster, ",")
 	}
 	type launched struct {
 		i   int
@@ -368,7 +388,8 @@ func StartReplicas(t testing.TB, n int, extra ...string) []*Replica {
 	}
 	out := make(chan launched, n)
 	for i, r := range rs {
-		args := append([]string{"--name", r.Name, "--peer-address", r.PeerAddress, "--initial-cluster", strings.Join(cluster, ","), "--dns-port", "0"}, extra...)
+		args := append([]string{"--name", r.Name, "--peer-address", r.PeerAddress, "--initial-cluster", clusters[i], "--dns-port", "0"}, extra...)
+		r.args = args
 		go func() {
 			s, err := launch(t, "server", "", args...)
 			out <- launched{i, s, err}
@@ -394,6 +415,28 @@ func StartReplicas(t testing.TB, n int, extra ...string) []*Replica {
 		Eventually(t, 60*time.Second, r.Name+" ready", func() error { return readyz(r.URL) })
 	}
 	return rs
+}
+
+// Restart starts the (killed or stopped) replica again, with its data directory and
+// flags, and waits until it serves; it does not wait for /readyz (see WaitReady). A
+// replica never started (Server nil) starts with a fresh data directory.
+func (r *Replica) Restart(t testing.TB) {
+	t.Helper()
+	dir := ""
+	if r.Server != nil {
+		dir = r.DataDir
+	}
+	s, err := launch(t, "server", dir, r.args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Server = s
+}
+
+// WaitReady waits until the replica's /readyz is 200.
+func (r *Replica) WaitReady(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, r.Name+" ready", func() error { return readyz(r.URL) })
 }
 
 // ReplicaURLs is the comma-separated list of the replicas' API URLs (--server a,b,c).
