@@ -56,6 +56,8 @@ type chunkedConn struct {
 	buf     []byte
 	pending []byte       // framed bytes a stalled client has not taken yet
 	stall   func() error // nil: block; else asked at every stallPoll without progress
+	// deadline is the write deadline set on conn (with stall).
+	deadline time.Time
 }
 
 // stallPoll is how long a write to a stalled client waits before asking the hook.
@@ -68,8 +70,11 @@ func (cc *chunkedConn) setStall(f func() error) { cc.stall = f }
 // send writes p, waiting as the stall hook allows; it returns what is left unsent.
 func (cc *chunkedConn) send(p []byte) ([]byte, error) {
 	for len(p) > 0 {
-		if cc.stall != nil {
-			_ = cc.conn.SetWriteDeadline(time.Now().Add(stallPoll))
+		if cc.stall != nil { // the deadline is moved at most twice per stallPoll
+			if now := time.Now(); cc.deadline.Sub(now) < stallPoll/2 {
+				cc.deadline = now.Add(stallPoll)
+				_ = cc.conn.SetWriteDeadline(cc.deadline)
+			}
 		}
 		n, err := cc.conn.Write(p)
 		p = p[n:]
@@ -136,7 +141,7 @@ func (cc *chunkedConn) Close() error {
 		_ = cc.conn.Close()
 		return err
 	}
-	_ = cc.conn.SetWriteDeadline(time.Now().Add(stallPoll)) // an earlier one may have passed
+	_ = cc.conn.SetWriteDeadline(time.Now().Add(stallPoll)) // the last one may have passed
 	_, _ = cc.conn.Write([]byte("0\r\n\r\n"))
 	return cc.conn.Close()
 }
