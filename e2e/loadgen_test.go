@@ -21,6 +21,8 @@ type rawClient struct {
 	r    *bufio.Reader
 	host string
 	buf  bytes.Buffer
+	// contentType of the bodies posted; empty means application/json.
+	contentType string
 }
 
 func dialRaw(base string) (*rawClient, error) {
@@ -38,7 +40,11 @@ func dialRaw(base string) (*rawClient, error) {
 // post sends one POST and returns the response's status code.
 func (c *rawClient) post(path string, body []byte) (int, error) {
 	c.buf.Reset()
-	fmt.Fprintf(&c.buf, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, c.host, len(body))
+	ct := c.contentType
+	if ct == "" {
+		ct = "application/json"
+	}
+	fmt.Fprintf(&c.buf, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", path, c.host, ct, len(body))
 	c.buf.Write(body)
 	if err := c.conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
 		return 0, err

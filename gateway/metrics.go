@@ -31,6 +31,7 @@ type serverMetrics struct {
 	requests *prometheus.CounterVec   // verb, resource, subresource, code
 	duration *prometheus.HistogramVec // verb, resource, subresource
 	watchers *prometheus.GaugeVec     // resource
+	expired  *prometheus.CounterVec   // resource: watches ended with a 410 for lagging
 
 	mu       sync.RWMutex
 	resolved map[requestLabels]requestInstruments // the children of requests and duration, by labels
@@ -87,9 +88,13 @@ func newServerMetrics(reg *prometheus.Registry, store *persistence.Store, sys fu
 			Name: "apiserver_registered_watchers",
 			Help: "Number of currently open watches for a given resource.",
 		}, []string{"resource"}),
+		expired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "apiserver_terminated_watchers_total",
+			Help: "Counter of watchers closed with 410 Gone because they fell too far behind.",
+		}, []string{"resource"}),
 	}
 	for _, c := range []prometheus.Collector{
-		m.requests, m.duration, m.watchers,
+		m.requests, m.duration, m.watchers, m.expired,
 		newMetricsCollector(store, sys),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

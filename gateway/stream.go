@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"strconv"
@@ -44,9 +45,51 @@ func (r *responseSink) Flush() error {
 
 // chunkedConn streams on a hijacked HTTP/1.1 connection in chunked encoding. buf
 // starts with room for the chunk-size line, so a flush is one write and one copy.
+//
+// A client that stops reading fills its socket and then the write blocks. With a
+// stall hook set, a write that makes no progress for stallPoll asks the hook whether
+// to go on waiting; the bytes not yet taken stay in pending (at most one flush, about
+// chunkFlushAt), so a stalled client costs a bounded buffer, and the hook decides when
+// it has fallen too far behind.
 type chunkedConn struct {
-	conn net.Conn
-	buf  []byte
+	conn    net.Conn
+	buf     []byte
+	pending []byte       // framed bytes a stalled client has not taken yet
+	stall   func() error // nil: block; else asked at every stallPoll without progress
+	// deadline is the write deadline set on conn (with stall).
+	deadline time.Time
+}
+
+// stallPoll is how long a write to a stalled client waits before asking the hook.
+const stallPoll = time.Second
+
+// setStall sets the hook asked while the client takes nothing; an error it returns
+// ends the flush with that error, keeping what is unsent for the next flush.
+func (cc *chunkedConn) setStall(f func() error) { cc.stall = f }
+
+// send writes p, waiting as the stall hook allows; it returns what is left unsent.
+func (cc *chunkedConn) send(p []byte) ([]byte, error) {
+	for len(p) > 0 {
+		if cc.stall != nil { // the deadline is moved at most twice per stallPoll
+			if now := time.Now(); cc.deadline.Sub(now) < stallPoll/2 {
+				cc.deadline = now.Add(stallPoll)
+				_ = cc.conn.SetWriteDeadline(cc.deadline)
+			}
+		}
+		n, err := cc.conn.Write(p)
+		p = p[n:]
+		if err == nil {
+			continue
+		}
+		var ne net.Error
+		if cc.stall == nil || !errors.As(err, &ne) || !ne.Timeout() {
+			return p, err
+		}
+		if err := cc.stall(); err != nil {
+			return p, err
+		}
+	}
+	return nil, nil
 }
 
 // chunkHeadRoom is the space kept at the front of buf for "<hex size>\r\n".
@@ -69,6 +112,13 @@ func (cc *chunkedConn) WriteString(s string) (int, error) {
 }
 
 func (cc *chunkedConn) Flush() error {
+	if len(cc.pending) > 0 {
+		rest, err := cc.send(cc.pending)
+		cc.pending = append(cc.pending[:0], rest...)
+		if err != nil {
+			return err
+		}
+	}
 	n := len(cc.buf) - chunkHeadRoom
 	if n == 0 {
 		return nil
@@ -79,7 +129,8 @@ func (cc *chunkedConn) Flush() error {
 	start := chunkHeadRoom - len(head)
 	copy(cc.buf[start:], head)
 	cc.buf = append(cc.buf, '\r', '\n')
-	_, err := cc.conn.Write(cc.buf[start:])
+	rest, err := cc.send(cc.buf[start:])
+	cc.pending = append(cc.pending, rest...)
 	cc.buf = cc.buf[:chunkHeadRoom]
 	return err
 }
@@ -90,6 +141,7 @@ func (cc *chunkedConn) Close() error {
 		_ = cc.conn.Close()
 		return err
 	}
+	_ = cc.conn.SetWriteDeadline(time.Now().Add(stallPoll)) // the last one may have passed
 	_, _ = cc.conn.Write([]byte("0\r\n\r\n"))
 	return cc.conn.Close()
 }

@@ -167,6 +167,20 @@ func (ws *watchStream) encode(obj runtime.Object) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
+// errTooFarBehind ends a watch whose client lags so far that the events it has not
+// been sent left the change log.
+var errTooFarBehind = errors.New("watch client too far behind")
+
+// expired ends the stream with the ERROR event a client recovers from by relisting:
+// a Status 410 Gone, reason Expired, after the last revision it was sent.
+func (ws *watchStream) expired(last int64) {
+	ws.s.metrics.expired.WithLabelValues(ws.rq.res.Name).Inc()
+	st := toStatus(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", last, ws.s.store.Revision())), ws.rq)
+	if data, err := ws.encode(st); err == nil && ws.frame(eventError, data) == nil {
+		_ = ws.flush()
+	}
+}
+
 // flush sends what is buffered to the client now.
 func (ws *watchStream) flush() error { return ws.w.Flush() }
 
@@ -247,18 +261,43 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 	sink := openStream(c, cancel)
 	defer sink.Close()
 	ws := &watchStream{s: s, c: c, rq: rq, w: sink, asTable: out == outTable, proto: out == outProtobuf, headers: true}
+	last := from
+	// A client that stops reading is waited for while the events it has not been sent
+	// are still in the change log; once they are dropped it is too far behind and gets
+	// a 410 Gone, after the bytes already queued for it (see chunkedConn).
+	if st, ok := sink.(interface{ setStall(func() error) }); ok {
+		st.setStall(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if watcher.Expired() {
+				return errTooFarBehind
+			}
+			return nil
+		})
+	}
+	// end ends the stream after err: with a 410 when the watcher fell too far behind.
+	end := func(err error) error {
+		if errors.Is(err, errTooFarBehind) {
+			if st, ok := sink.(interface{ setStall(func() error) }); ok {
+				st.setStall(func() error { return ctx.Err() })
+			}
+			ws.expired(last)
+		}
+		return nil
+	}
 	for _, it := range initial {
 		if err := ws.event(string(persistence.Added), it); err != nil {
-			return nil
+			return end(err)
 		}
 	}
 	if markInitialEnd && !ws.asTable {
 		if err := ws.bookmark(from, true); err != nil {
-			return nil
+			return end(err)
 		}
 	}
 	if err := ws.flush(); err != nil {
-		return nil
+		return end(err)
 	}
 	initial = nil
 
@@ -269,7 +308,7 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 	// after a quiet spell goes out at once.
 	pause := time.NewTimer(0)
 	defer pause.Stop()
-	last, lastWrite := from, time.Now()
+	lastWrite := time.Now()
 	for {
 		wait, stopWait := ctx, context.CancelFunc(func() {})
 		if bookmarks {
@@ -282,16 +321,18 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, context.DeadlineExceeded): // idle: a bookmark is due
-			if last != 0 && (ws.bookmark(last, false) != nil || ws.flush() != nil) {
-				return nil
+			if last != 0 {
+				if err := ws.bookmark(last, false); err != nil {
+					return end(err)
+				}
+				if err := ws.flush(); err != nil {
+					return end(err)
+				}
 			}
 			lastWrite = time.Now()
 			continue
 		case errors.Is(err, persistence.ErrCompacted):
-			st := toStatus(apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d (%d)", last, s.store.Revision())), rq)
-			if data, err := ws.encode(st); err == nil && ws.frame(eventError, data) == nil {
-				_ = ws.flush()
-			}
+			ws.expired(last)
 			return nil
 		default:
 			return nil
@@ -304,7 +345,7 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 				continue
 			}
 			if err := ws.event(typ, ev.Item); err != nil {
-				return nil
+				return end(err)
 			}
 			wrote = true
 		}
@@ -312,7 +353,7 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 			continue
 		}
 		if err := ws.flush(); err != nil {
-			return nil
+			return end(err)
 		}
 		lastWrite = time.Now()
 		pause.Reset(s.watchCoalesce)

@@ -68,8 +68,12 @@ func (s *Store) Watch(ctx context.Context, resource, namespace string, from int6
 	return &Watcher{s: s, ctx: ctx, resource: resource, namespace: namespace, from: from, cursor: v.after(from)}, nil
 }
 
-// Next blocks until at least one event is available and returns all that are, in
-// revision order. It returns ctx.Err() when ctx (or the Watch context) ends,
+// watchBatch is the most events one Next returns: a watcher that lags holds at most
+// this many events (and the items they point to) of its own, however far behind it is.
+const watchBatch = 1024
+
+// Next blocks until at least one event is available and returns those that are, up
+// to watchBatch, in revision order. It returns ctx.Err() when ctx (or the Watch context) ends,
 // ErrCompacted when the watcher fell behind the change log window, and ErrClosed
 // once the store is closed. A Watcher is used by one goroutine at a time.
 func (w *Watcher) Next(ctx context.Context) ([]Event, error) {
@@ -79,13 +83,18 @@ func (w *Watcher) Next(ctx context.Context) ([]Event, error) {
 			return nil, fmt.Errorf("watch %s: %w", w.resource, ErrCompacted)
 		}
 		var out []Event
-		for _, ev := range v.events[w.cursor-v.firstSeq:] {
+		next := v.nextSeq()
+		for i, ev := range v.events[w.cursor-v.firstSeq:] {
 			if ev.Item.Key.Resource == w.resource && ev.Item.Revision > w.from &&
 				(w.namespace == "" || ev.Item.Key.Namespace == w.namespace) {
 				out = append(out, ev)
+				if len(out) == watchBatch {
+					next = w.cursor + int64(i) + 1
+					break
+				}
 			}
 		}
-		w.cursor = v.nextSeq()
+		w.cursor = next
 		if len(out) > 0 {
 			return out, nil
 		}
@@ -100,4 +109,11 @@ func (w *Watcher) Next(ctx context.Context) ([]Event, error) {
 			return nil, w.ctx.Err()
 		}
 	}
+}
+
+// Expired reports whether events this watcher has not yet read were dropped from the
+// change log: the next Next fails with ErrCompacted. Like Next, it is for the
+// watcher's one goroutine.
+func (w *Watcher) Expired() bool {
+	return w.cursor < w.s.changes.Load().firstSeq
 }
