@@ -56,7 +56,7 @@ tools:
 ## one at a time (-p 1): two packages' benchmarks at once would share the 2 cores.
 bench: build
 	{ $(GO) test -p 1 -run '^$$' -bench . -timeout 30m $(UNIT); \
-	  KUBEACTOR_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./e2e/...; } | $(GO) run ./.ci/benchjson
+	  KUBEACTOR_BIN=$(CURDIR)/$(BIN) $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 90m ./e2e/...; } | $(GO) run ./.ci/benchjson
 
 ## images: the pause, testserver and busybox images, built into the local Docker engine.
 images:
