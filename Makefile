@@ -31,7 +31,7 @@ unit:
 	$(GO) test -count=1 -timeout 20m -run 'Spread30k' ./actors/scheduler/
 
 e2e: build images
-	KUBEACTOR_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 30m ./e2e/...
+	KUBEACTOR_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 60m ./e2e/...
 
 check: fmt vet lint boundaries
 
