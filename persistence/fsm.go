@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"sync"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/google/btree"
@@ -125,34 +123,22 @@ func (s *Store) decodeObjects(txns []*request) error {
 			}
 		}
 	}
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(jobs)/64))
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := w; k < len(jobs); k += workers {
-				j := jobs[k]
-				c := &j.r.cmds[j.i]
-				if s.newObject == nil {
-					errs[w] = errors.New("Options.NewObject is nil")
-					return
-				}
-				obj, err := s.newObject(c.Key.Resource)
-				if err == nil {
-					err = unmarshalObject(j.r.enc[j.i].json, obj)
-				}
-				if err != nil {
-					errs[w] = fmt.Errorf("decode %s: %w", keyString(c.Key), err)
-					return
-				}
-				c.Object = obj
-			}
-		}()
+	if len(jobs) > 0 && s.newObject == nil {
+		return errors.New("decode: Options.NewObject is nil")
 	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return onAllCores(len(jobs), 64, func(k int) error {
+		j := jobs[k]
+		c := &j.r.cmds[j.i]
+		obj, err := s.newObject(c.Key.Resource)
+		if err == nil {
+			err = unmarshalObject(j.r.enc[j.i].json, obj)
+		}
+		if err != nil {
+			return fmt.Errorf("decode %s: %w", keyString(c.Key), err)
+		}
+		c.Object = obj
+		return nil
+	})
 }
 
 // fsm is the replicated store's raft.BatchingFSM: the store's own apply path.

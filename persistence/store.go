@@ -326,21 +326,33 @@ func (s *Store) load() error {
 
 // decodeAll decodes the Object of every item from its JSON, on all cores.
 func (s *Store) decodeAll(items []*Item) error {
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(items)/256))
+	return onAllCores(len(items), 256, func(i int) error {
+		it := items[i]
+		d, err := decodeItem(it.Key, it.Revision, it.json, s.newObject)
+		if err != nil {
+			return err
+		}
+		it.Object, it.uid = d.Object, d.uid
+		return nil
+	})
+}
+
+// onAllCores calls fn(i) for i in [0, n) on up to GOMAXPROCS goroutines, one per
+// perWorker items at least; each goroutine stops at its first error, and the errors
+// are joined.
+func onAllCores(n, perWorker int, fn func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/perWorker))
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < len(items); i += workers {
-				it := items[i]
-				d, err := decodeItem(it.Key, it.Revision, it.json, s.newObject)
-				if err != nil {
+			for i := w; i < n; i += workers {
+				if err := fn(i); err != nil {
 					errs[w] = err
 					return
 				}
-				it.Object, it.uid = d.Object, d.uid
 			}
 		}()
 	}
