@@ -393,15 +393,26 @@ func TestReplicatedLeaderLossUnderLoad(t *testing.T) {
 				}
 				name := fmt.Sprintf("f-%d-%d", w, i)
 				var s *Store
-				for _, cand := range c.live() {
-					if cand.IsLeader() {
-						s = cand
+				stopped := false
+				if !poll.For(20*time.Second, func() bool { // a leader, or the end of the load
+					select {
+					case <-stop:
+						stopped = true
+						return true
+					default:
 					}
+					for _, cand := range c.live() {
+						if cand.IsLeader() {
+							s = cand
+						}
+					}
+					return s != nil
+				}) {
+					t.Errorf("writer %d: no leader for 20 s", w)
+					return
 				}
-				if s == nil {
-					i--
-					time.Sleep(2 * time.Millisecond) // no leader yet: poll again
-					continue
+				if stopped {
+					return
 				}
 				rev, _, err := s.Apply(ctx, create("default", name))
 				switch {

@@ -42,3 +42,18 @@ func UntilTrue(t testing.TB, timeout time.Duration, what string, cond func() boo
 }
 
 var errNotYet = errors.New("not yet")
+
+// For looks at cond until it holds (true) or timeout passes (false). It fails no
+// test, so a goroutine other than the test's may wait with it.
+func For(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+	return true
+}
