@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/service"
@@ -29,10 +30,17 @@ func podToRCs(e *env, ev persistence.Event) []persistence.Key {
 	if ev.Type == persistence.Deleted {
 		return nil
 	}
-	var keys []persistence.Key
-	e.store.Snapshot("replicationcontrollers").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
-		rc, ok := it.Object.(*corev1.ReplicationController)
-		if ok && len(rc.Spec.Selector) > 0 && labels.ValidatedSetSelector(rc.Spec.Selector).Matches(labels.Set(p.Labels)) {
+	return keysWhere(e, "replicationcontrollers", p.Namespace, nil, func(rc *corev1.ReplicationController) bool {
+		return len(rc.Spec.Selector) > 0 && labels.ValidatedSetSelector(rc.Spec.Selector).Matches(labels.Set(p.Labels))
+	})
+}
+
+// keysWhere appends to keys the key of every stored object of resource in namespace
+// ("": every namespace) that is a T for which keep holds: a route's scan of a
+// snapshot.
+func keysWhere[T runtime.Object](e *env, resource, namespace string, keys []persistence.Key, keep func(T) bool) []persistence.Key {
+	e.store.Snapshot(resource).Ascend(namespace, "", func(it *persistence.Item) bool {
+		if o, ok := it.Object.(T); ok && keep(o) {
 			keys = append(keys, it.Key)
 		}
 		return true
@@ -78,20 +86,11 @@ func nodeToLoadBalancers(e *env, ev persistence.Event) []persistence.Key {
 	}
 	ip, hasIP := service.NodeAddress(n)
 	serves := hasIP && ev.Type != persistence.Deleted && service.Ready(n)
-	var keys []persistence.Key
-	e.store.Snapshot("services").Ascend("", "", func(it *persistence.Item) bool {
-		svc, ok := it.Object.(*corev1.Service)
-		if !ok || svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
-			return true
-		}
+	return keysWhere(e, "services", "", nil, func(svc *corev1.Service) bool {
 		// A Ready node whose address changed is missing under its new one, so the
 		// old one goes too; a node without an address routes everywhere.
-		if !hasIP || serves != service.IngressHas(svc, ip) {
-			keys = append(keys, it.Key)
-		}
-		return true
+		return svc.Spec.Type == corev1.ServiceTypeLoadBalancer && (!hasIP || serves != service.IngressHas(svc, ip))
 	})
-	return keys
 }
 
 func podKey(ns, name string) persistence.Key {
@@ -135,13 +134,9 @@ func volumeToClaims(e *env, ev persistence.Event) []persistence.Key {
 	if ev.Type == persistence.Deleted {
 		return nil
 	}
-	e.store.Snapshot("persistentvolumeclaims").Ascend("", "", func(it *persistence.Item) bool {
-		if c, ok := it.Object.(*corev1.PersistentVolumeClaim); ok && c.Status.Phase != corev1.ClaimBound {
-			keys = append(keys, it.Key)
-		}
-		return true
+	return keysWhere(e, "persistentvolumeclaims", "", keys, func(c *corev1.PersistentVolumeClaim) bool {
+		return c.Status.Phase != corev1.ClaimBound
 	})
-	return keys
 }
 
 // claimToVolumes routes a claim's change (its deletion above all) to the volumes
@@ -151,15 +146,9 @@ func claimToVolumes(e *env, ev persistence.Event) []persistence.Key {
 	if !ok {
 		return nil
 	}
-	var keys []persistence.Key
-	e.store.Snapshot("persistentvolumes").Ascend("", "", func(it *persistence.Item) bool {
-		if pv, ok := it.Object.(*corev1.PersistentVolume); ok && pv.Spec.ClaimRef != nil &&
-			pv.Spec.ClaimRef.Namespace == c.Namespace && pv.Spec.ClaimRef.Name == c.Name {
-			keys = append(keys, it.Key)
-		}
-		return true
+	return keysWhere(e, "persistentvolumes", "", nil, func(pv *corev1.PersistentVolume) bool {
+		return pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Namespace == c.Namespace && pv.Spec.ClaimRef.Name == c.Name
 	})
-	return keys
 }
 
 // secretToServiceAccount routes a change of a service-account token secret to the
