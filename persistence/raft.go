@@ -74,6 +74,8 @@ type replica struct {
 	appliedMu sync.Mutex
 	appliedCh chan struct{} // closed when applied advances
 	failed    atomic.Pointer[error]
+	failedCh  chan struct{} // closed when the FSM failed (failed is set)
+	failOnce  sync.Once
 
 	lmu       sync.Mutex
 	lead      bool
@@ -115,11 +117,12 @@ func openReplica(s *Store, conf Replication, dir string, inMemory bool) (*replic
 		inflight:  make(chan inflightEntry, maxInflight),
 		slots:     make(chan struct{}, pipelineDepth),
 		appliedCh: make(chan struct{}),
+		failedCh:  make(chan struct{}),
 		termCh:    make(chan struct{}),
 		notify:    make(chan bool, 64),
 		info:      make(map[string]memberInfo),
 		stop:      make(chan struct{}),
-		cli:       &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8, IdleConnTimeout: 30 * time.Second}},
+		cli:       &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}},
 	}
 	r.applied.Store(s.appliedIndex)
 	var err error
@@ -285,6 +288,7 @@ func (r *replica) stopRaft() {
 func (r *replica) fail(err error) {
 	r.s.failed = err
 	r.failed.Store(&err)
+	r.failOnce.Do(func() { close(r.failedCh) })
 	r.log.WithError(err).Error("the replica cannot apply the raft log: stopping raft")
 	go func() { _ = r.raft.Shutdown().Error() }()
 }
@@ -694,13 +698,9 @@ func (r *replica) members(ctx context.Context) ([]Member, error) {
 	return out, nil
 }
 
-// admit refuses a transaction this replica cannot propose: a follower's (the server
-// forwards writes to the leader) and one whose objects another replica could not
-// decode.
+// admit refuses a transaction whose objects another replica could not decode (a
+// follower's transactions are admitted too: Apply forwards them to the leader).
 func (r *replica) admit(cmds []Command) error {
-	if r.raft.State() != raft.Leader {
-		return fmt.Errorf("apply: %w", ErrNotLeader)
-	}
 	for _, c := range cmds {
 		if c.Op == OpCreate || c.Op == OpUpdate {
 			if r.s.newObject == nil {
