@@ -208,6 +208,9 @@ func (r *replica) forwardApply(ctx context.Context, q *request) (int64, []runtim
 	if r.raft.State() == raft.Shutdown {
 		return 0, nil, fmt.Errorf("apply: %w", ErrClosed)
 	}
+	if err := ctx.Err(); err != nil {
+		return 0, nil, fmt.Errorf("apply: %w", err)
+	}
 	if addr, id := r.raft.LeaderWithID(); addr == "" || string(id) == r.name {
 		return 0, nil, fmt.Errorf("apply: %w: no leader known", ErrNotLeader)
 	}
