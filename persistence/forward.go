@@ -11,6 +11,7 @@ import (
 	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -129,15 +130,16 @@ func (r *replica) handleApply(w http.ResponseWriter, req *http.Request) {
 			results[i].err = fmt.Errorf("apply: %w", ErrNotLeader)
 		}
 	default:
-		if err := r.s.decodeObjects(txns); err != nil {
-			for i := range results {
-				results[i].err = fmt.Errorf("apply: %w: %w", ErrInvalid, err)
-			}
-			break
-		}
+		bad := r.s.decodeObjects(txns) != nil // then each alone: which ones fail
 		queued := make([]bool, len(txns))
 		for i, t := range txns {
 			t.done = make(chan result, 1)
+			if bad {
+				if err := r.s.decodeObjects([]*request{t}); err != nil {
+					results[i].err = fmt.Errorf("apply: %w: %w", ErrInvalid, err)
+					continue
+				}
+			}
 			if results[i].err = checkDecoded(t); results[i].err != nil {
 				continue
 			}
@@ -178,9 +180,27 @@ func checkDecoded(t *request) error {
 	return nil
 }
 
-// forwardApply is a follower's Apply: the leader applies the prepared transaction q,
-// then this replica waits until its FSM has applied the revision, and answers with
-// its own objects.
+// forwardDepth is how many batches of forwarded transactions a follower keeps in
+// flight to the leader: while they are, the next batch gathers.
+const forwardDepth = 4
+
+// forwardCall is one transaction a follower's Apply forwards.
+type forwardCall struct {
+	q     *request
+	state atomic.Int32 // callQueued, then callSent (by the forwarder) or callAbandoned (by the caller)
+	done  chan result  // the leader's answer (one)
+}
+
+const (
+	callQueued int32 = iota
+	callSent
+	callAbandoned
+)
+
+// forwardApply is a follower's Apply: the forwarder sends the prepared transaction q
+// to the leader, with the others queued meanwhile; once the leader answered its
+// revision, this replica waits until its FSM has applied it, and answers with its
+// own objects.
 func (r *replica) forwardApply(ctx context.Context, q *request) (int64, []runtime.Object, error) {
 	if err := r.failed.Load(); err != nil {
 		return 0, nil, fmt.Errorf("apply: %w", *err)
@@ -188,24 +208,125 @@ func (r *replica) forwardApply(ctx context.Context, q *request) (int64, []runtim
 	if r.raft.State() == raft.Shutdown {
 		return 0, nil, fmt.Errorf("apply: %w", ErrClosed)
 	}
-	addr, id := r.raft.LeaderWithID()
-	if addr == "" || string(id) == r.name {
+	if err := ctx.Err(); err != nil {
+		return 0, nil, fmt.Errorf("apply: %w", err)
+	}
+	if addr, id := r.raft.LeaderWithID(); addr == "" || string(id) == r.name {
 		return 0, nil, fmt.Errorf("apply: %w: no leader known", ErrNotLeader)
 	}
-	res, err := r.postApply(ctx, string(id), string(addr), encodeEntry(entryOrigin{name: r.name, inc: r.inc}, []*request{q}), 1)
-	if err != nil {
-		return 0, nil, err
+	c := &forwardCall{q: q, done: make(chan result, 1)}
+	select {
+	case r.fwdq <- c:
+	case <-ctx.Done():
+		return 0, nil, fmt.Errorf("apply: %w", ctx.Err())
+	case <-r.stop:
+		return 0, nil, fmt.Errorf("apply: %w", ErrClosed)
 	}
-	if res[0].err != nil {
-		return 0, nil, res[0].err
+	var res result
+	select {
+	case res = <-c.done:
+	case <-ctx.Done():
+		if c.state.CompareAndSwap(callQueued, callAbandoned) {
+			return 0, nil, fmt.Errorf("apply: %w", ctx.Err())
+		}
+		return 0, nil, fmt.Errorf("apply: %w: forwarded to the leader: %w", ErrUnknownOutcome, ctx.Err())
+	case <-r.stop:
+		if c.state.CompareAndSwap(callQueued, callAbandoned) {
+			return 0, nil, fmt.Errorf("apply: %w", ErrClosed)
+		}
+		return 0, nil, fmt.Errorf("apply: %w: forwarded to the leader: %w", ErrUnknownOutcome, ErrClosed)
 	}
-	rev := res[0].rev
-	if err := r.waitRevision(ctx, rev); err != nil {
+	if res.err != nil {
+		return 0, nil, res.err
+	}
+	if err := r.waitRevision(ctx, res.rev); err != nil {
 		return 0, nil, fmt.Errorf("apply: %w: committed at revision %d by the leader, not applied here: %w",
-			ErrUnknownOutcome, rev, err)
+			ErrUnknownOutcome, res.rev, err)
 	}
-	return rev, r.s.objectsAt(rev, q), nil
+	return res.rev, r.s.objectsAt(res.rev, q), nil
 }
+
+// forwarder sends the forwarded transactions to the leader in batches (one request,
+// one group on the leader), with up to forwardDepth batches in flight: it takes
+// every transaction queued when a place is free, as the committer does.
+func (r *replica) forwarder() {
+	defer r.wg.Done()
+	slots := make(chan struct{}, forwardDepth)
+	for {
+		var first *forwardCall
+		select {
+		case first = <-r.fwdq:
+		case <-r.stop:
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-r.stop:
+			return
+		}
+		batch := make([]*forwardCall, 0, 16)
+		size := 0
+		take := func(c *forwardCall) {
+			if c.state.CompareAndSwap(callQueued, callSent) {
+				batch = append(batch, c)
+				size += c.q.size()
+			}
+		}
+		take(first)
+	drain:
+		for len(batch) < maxGroup && size < maxEntryBytes {
+			select {
+			case c := <-r.fwdq:
+				take(c)
+			default:
+				break drain
+			}
+		}
+		if len(batch) == 0 {
+			<-slots
+			continue
+		}
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			defer func() { <-slots }()
+			r.sendBatch(batch)
+		}()
+	}
+}
+
+// sendBatch forwards a batch to the current leader and answers its callers.
+func (r *replica) sendBatch(batch []*forwardCall) {
+	answer := func(err error) {
+		for _, c := range batch {
+			c.done <- result{err: err}
+		}
+	}
+	addr, id := r.raft.LeaderWithID()
+	if addr == "" || string(id) == r.name {
+		answer(fmt.Errorf("apply: %w: no leader known", ErrNotLeader))
+		return
+	}
+	reqs := make([]*request, len(batch))
+	for i, c := range batch {
+		reqs[i] = c.q
+	}
+	body := encodeEntry(entryOrigin{name: r.name, inc: r.inc}, reqs)
+	ctx, cancel := context.WithTimeout(r.fwdCtx, forwardTimeout)
+	defer cancel()
+	res, err := r.postApply(ctx, string(id), string(addr), body, len(batch))
+	if err != nil {
+		answer(err)
+		return
+	}
+	for i, c := range batch {
+		c.done <- res[i]
+	}
+}
+
+// forwardTimeout bounds one forwarded batch's round trip (its callers' contexts
+// bound their own waits).
+const forwardTimeout = 60 * time.Second
 
 // postApply sends forwarded transactions to the leader and returns its n answers.
 // An error before the request was written wraps ErrNotLeader (nothing was sent);

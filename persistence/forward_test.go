@@ -319,6 +319,20 @@ func TestFollowerApplyWithTheLeaderStopped(t *testing.T) {
 	}
 }
 
+func TestFollowerApplyWithADoneContextSendsNothing(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	ls, fs := followerPair(t, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	before := ls.Revision()
+	if _, _, err := fs[0].Apply(ctx, create("default", "late")); !errors.Is(err, context.Canceled) || errors.Is(err, ErrUnknownOutcome) {
+		t.Fatalf("apply with a cancelled ctx: %v, want context.Canceled", err)
+	}
+	if rev := c.sameState(); rev != before {
+		t.Fatalf("revision %d after a cancelled apply, was %d", rev, before)
+	}
+}
+
 // TestFollowerForwardTransportFaults: what a follower makes of a leader it cannot
 // reach (nothing sent: ErrNotLeader) and of one lost after the request was sent
 // (ErrUnknownOutcome).

@@ -88,6 +88,11 @@ type replica struct {
 	imu  sync.Mutex
 	info map[string]memberInfo // last report of each member, by name
 
+	// A follower's forwarded transactions (forward.go).
+	fwdq      chan *forwardCall
+	fwdCtx    context.Context // the forwarded batches' requests; cancelled at shutdown
+	fwdCancel context.CancelFunc
+
 	stop chan struct{}
 	wg   sync.WaitGroup
 }
@@ -125,6 +130,8 @@ func openReplica(s *Store, conf Replication, dir string, inMemory bool) (*replic
 		cli:       &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}},
 	}
 	r.applied.Store(s.appliedIndex)
+	r.fwdq = make(chan *forwardCall, maxInflight)
+	r.fwdCtx, r.fwdCancel = context.WithCancel(context.Background())
 	var err error
 	if r.logs, err = newRaftLog(s.db); err != nil {
 		return nil, err
@@ -170,6 +177,8 @@ func openReplica(s *Store, conf Replication, dir string, inMemory bool) (*replic
 	go r.watchLeadership() // r.notify holds what Raft sent meanwhile
 	r.waiterWG.Add(1)
 	go r.waiter()
+	r.wg.Add(1)
+	go r.forwarder()
 
 	existing, err := raft.HasExistingState(logs, r.logs, r.snaps)
 	if err != nil {
@@ -270,6 +279,7 @@ func (r *replica) shutdown() {
 	default:
 		close(r.stop)
 	}
+	r.fwdCancel()
 	r.wg.Wait()
 	r.cli.CloseIdleConnections()
 }

@@ -186,11 +186,11 @@ func (s *Store) Revision() int64 { return s.rev.Load() }
 // transaction to the leader's peer port (POST /raft/apply), which applies it as
 // above, and returns once its own replica has applied that revision: a read here
 // right after sees the write, and the objects returned are this replica's (shared
-// with its cache). The leader's errors keep their sentinel and message. With no
+// with its cache). The leader's errors keep their sentinels and message. With no
 // leader known the error wraps ErrNotLeader (nothing was sent: retry); when the
-// leader is lost after the transaction was sent, or ctx ends before the answer or
-// before this replica applied the revision, it wraps ErrUnknownOutcome (ctx thus
-// bounds the whole of a follower's Apply).
+// leader is lost after the transaction was sent, or ctx ends after it was sent and
+// before the answer or before this replica applied the revision, it wraps
+// ErrUnknownOutcome (ctx thus bounds the whole of a follower's Apply).
 func (s *Store) Apply(ctx context.Context, cmds ...Command) (int64, []kruntime.Object, error) {
 	if len(cmds) == 0 {
 		return 0, nil, fmt.Errorf("apply: %w: empty transaction", ErrInvalid)
