@@ -323,7 +323,15 @@ func (a *objectActor) apply(trace string, plan lifecycle.Plan) error {
 		cmd.Pre.ResourceVersion = a.rev
 	}
 	sp := a.traceApply(plan.Op)
-	rev, objs, err := a.env.store.Apply(context.Background(), cmd)
+	ctx := context.Background()
+	if a.env.cluster != nil && !a.env.leads() {
+		// A follower's write goes to the leader (persistence forwards it): bounded,
+		// so an actor never waits forever on a leader that died with it in flight.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.env.requestTimeout)
+		defer cancel()
+	}
+	rev, objs, err := a.env.store.Apply(ctx, cmd)
 	a.applied(sp, plan.Op, rev, err)
 	if err != nil {
 		if errors.Is(err, persistence.ErrNotFound) || errors.Is(err, persistence.ErrAlreadyExists) ||

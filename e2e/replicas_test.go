@@ -307,13 +307,17 @@ func TestReplicasRCSurvivesLeaderKill(t *testing.T) {
 		}
 	}
 	cs = replicaClient(t, other)
-	// Every pod create from now on, seen by a replica that survives.
-	w, err := cs.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{LabelSelector: "app=survivor",
-		ResourceVersion: created.ResourceVersion})
-	if err != nil {
-		t.Fatal(err)
+	// Every pod create from now on, seen by a replica that survives: a watch from the
+	// RC's creation, resumed from the last event seen when the server ends it.
+	watchFrom := func(rv string) watch.Interface {
+		w, err := cs.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{LabelSelector: "app=survivor", ResourceVersion: rv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
 	}
-	defer w.Stop()
+	w := watchFrom(created.ResourceVersion)
+	defer func() { w.Stop() }()
 	Eventually(t, 30*time.Second, "scale to 300", func() error {
 		scale, err := cs.CoreV1().ReplicationControllers("default").GetScale(ctx, "survivor", metav1.GetOptions{})
 		if err != nil {
@@ -352,16 +356,19 @@ func TestReplicasRCSurvivesLeaderKill(t *testing.T) {
 	// Drain the watch up to the list's revision and count the creates.
 	adds := map[string]int{}
 	rv, _ := strconv.ParseInt(last, 10, 64)
+	seenRV := created.ResourceVersion
 	for seen := int64(0); seen < rv; {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
-				t.Fatalf("the watch on %s ended", other.Name)
+				w = watchFrom(seenRV)
+				continue
 			}
 			p, isPod := ev.Object.(*corev1.Pod)
 			if !isPod {
 				t.Fatalf("watch event %s: %v", ev.Type, ev.Object)
 			}
+			seenRV = p.ResourceVersion
 			seen, _ = strconv.ParseInt(p.ResourceVersion, 10, 64)
 			if ev.Type == watch.Added {
 				adds[p.Name]++
