@@ -138,6 +138,13 @@ func TestFreshEngineGuestbook(t *testing.T) {
 		}
 	}
 
+	// Nothing else came into the engine: the guestbook's images and the pause image.
+	want = append(want, imagePause)
+	sort.Strings(want)
+	if have := e.images(t); strings.Join(have, " ") != strings.Join(want, " ") {
+		t.Errorf("the fresh engine holds %v, want %v", have, want)
+	}
+
 	// The guestbook answers on the fresh host's NodePort 30001.
 	front := "http://" + e.ip + ":30001/"
 	Eventually(t, 60*time.Second, "set through NodePort 30001", func() error {
