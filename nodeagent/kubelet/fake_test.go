@@ -138,7 +138,7 @@ func (e *fakeEngine) InspectImage(_ context.Context, ref string) (string, error)
 	return "sha256:" + ref, nil
 }
 
-func (e *fakeEngine) PullImage(context.Context, string) error {
+func (e *fakeEngine) PullImage(context.Context, string, *runtime.RegistryAuth) error {
 	return errors.New("no registry")
 }
 
