@@ -15,8 +15,9 @@ import (
 
 // pullState is the image pull back-off of one container.
 type pullState struct {
-	delay time.Duration
-	until time.Time
+	delay   time.Duration
+	until   time.Time
+	lastErr string // why the last pull failed: the back-off's message repeats it
 }
 
 const (
@@ -51,7 +52,8 @@ func (a *Agent) ensureImage(ctx context.Context, w *worker, pod *corev1.Pod, c *
 	if b, ok := st.pullBackoff[c.Name]; ok && now.Before(b.until) && !present {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
 		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "BackOff", "%s", msg)
-		return &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: msg}, b.until.Sub(now)
+		// As the kubelet does, the waiting message keeps the last pull's reason.
+		return &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: msg + ": ErrImagePull: " + b.lastErr}, b.until.Sub(now)
 	}
 	a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	pullStart := time.Now()
@@ -65,6 +67,7 @@ func (a *Agent) ensureImage(ctx context.Context, w *worker, pod *corev1.Pod, c *
 		b := st.pullBackoff[c.Name]
 		b.delay = min(max(2*b.delay, pullBackoffInitial), pullBackoffMax)
 		b.until = now.Add(b.delay)
+		b.lastErr = err.Error()
 		st.pullBackoff[c.Name] = b
 		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
 		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "Failed", "%s", msg)
