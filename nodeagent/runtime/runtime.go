@@ -150,6 +150,17 @@ type Image struct {
 	Created time.Time
 }
 
+// RegistryAuth is a credential for an image registry (from a pod's image pull
+// secrets).
+type RegistryAuth struct {
+	Username string
+	Password string
+	Email    string
+	// ServerAddress is the registry the credential was given for, as its secret
+	// names it.
+	ServerAddress string
+}
+
 // Event is an engine notification that a container changed state.
 type Event struct {
 	ContainerID string
@@ -175,8 +186,9 @@ type Runtime interface {
 
 	// InspectImage returns the id of a local image, or an IsNotFound error.
 	InspectImage(ctx context.Context, ref string) (id string, err error)
-	// PullImage pulls ref from its registry.
-	PullImage(ctx context.Context, ref string) error
+	// PullImage pulls ref from its registry, presenting auth when it is not nil. A
+	// failed pull's error carries the registry's reason.
+	PullImage(ctx context.Context, ref string, auth *RegistryAuth) error
 
 	// Logs writes the container's output; with Follow it returns when ctx ends or
 	// the container stops.

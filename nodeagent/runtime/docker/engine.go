@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/docker/pkg/stdcopy"
@@ -164,10 +165,24 @@ func (d *Engine) InspectImage(ctx context.Context, ref string) (string, error) {
 	return r.ID, nil
 }
 
-// PullImage pulls ref and reads the engine's progress stream to its end: the
-// engine reports a failed pull inside the stream, not as the request's status.
-func (d *Engine) PullImage(ctx context.Context, ref string) error {
-	rc, err := d.cli.ImagePull(ctx, ref, image.PullOptions{})
+// PullImage pulls ref, with auth as the registry credential when it is not nil, and
+// reads the engine's progress stream to its end: the engine reports a failed pull
+// inside the stream, not as the request's status.
+func (d *Engine) PullImage(ctx context.Context, ref string, auth *runtime.RegistryAuth) error {
+	var opts image.PullOptions
+	if auth != nil {
+		enc, err := registry.EncodeAuthConfig(registry.AuthConfig{
+			Username:      auth.Username,
+			Password:      auth.Password,
+			Email:         auth.Email,
+			ServerAddress: auth.ServerAddress,
+		})
+		if err != nil {
+			return fmt.Errorf("pull image %s: encode registry auth: %w", ref, err)
+		}
+		opts.RegistryAuth = enc
+	}
+	rc, err := d.cli.ImagePull(ctx, ref, opts)
 	if err != nil {
 		return fmt.Errorf("pull image %s: %w", ref, err)
 	}
