@@ -22,6 +22,9 @@ type LastWrite struct {
 // LastWrite asks the server for the W3C traceparent of the last write of the
 // namespaced object resource/namespace/name; "" when it knows none.
 func (c *Client) LastWrite(ctx context.Context, resource, namespace, name string) (string, error) {
+	if c.cfg == nil {
+		return "", fmt.Errorf("last write of %s/%s/%s: apiclient: no config (a wrapped clientset)", resource, namespace, name)
+	}
 	raw, err := c.cs.CoreV1().RESTClient().Get().AbsPath(LastWritePath, resource, namespace, name).
 		SetHeader("Accept", "application/json").DoRaw(ctx)
 	if err != nil {
