@@ -31,6 +31,9 @@ type Agent struct {
 	KubeAPIBurst              int           `name:"kube-api-burst" default:"2000" help:"Burst of requests above --kube-api-qps."`
 	Workers                   int           `name:"workers" default:"32" help:"Concurrent writers of node and pod status."`
 	StatsInterval             time.Duration `name:"stats-interval" default:"1m" help:"How often to log the agent's counters; 0 for never."`
+	// Tracing (issue 15): the Docker agent's spans go to the API server's store.
+	Tracing       bool    `name:"tracing" default:"true" negatable:"" help:"Trace pod syncs, image pulls, container creates and starts and probe transitions, continuing the trace of the pod's last write, and send the spans to the API server (kubeactor trace)."`
+	TraceSampling float64 `name:"trace-sampling" default:"1" help:"Ratio of new traces sampled, 0 to 1 (a sync continuing a sampled server trace is always traced)."`
 
 	// The Docker agent (no --simulate).
 	NodeName                      string        `name:"node-name" aliases:"hostname-override" help:"Name of this node (default: the hostname)."`
@@ -186,6 +189,9 @@ func (a *Agent) Validate() error {
 	}
 	if errs := validation.IsDNS1123Subdomain(a.ClusterDomain); len(errs) > 0 {
 		return fmt.Errorf("--cluster-domain %q: %s", a.ClusterDomain, errs[0])
+	}
+	if a.TraceSampling < 0 || a.TraceSampling > 1 {
+		return fmt.Errorf("--trace-sampling %v: must be between 0 and 1", a.TraceSampling)
 	}
 	if a.StatsInterval < 0 {
 		return fmt.Errorf("--stats-interval %s: must not be negative", a.StatsInterval)
