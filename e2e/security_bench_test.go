@@ -1,0 +1,143 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The namespace of the secure create benchmark, and the admission chain it runs under:
+// the book's full chain (Kubernetes 1.0's recommended --admission-control).
+const (
+	secureBenchNS    = "bench-secure"
+	bookAdmission    = "NamespaceLifecycle,LimitRanger,SecurityContextDeny,ServiceAccount,ResourceQuota"
+	secureBenchPods  = 10000 // per round
+	secureBenchConns = 64
+)
+
+// randomSecret is a distinctive random string (prefix + 32 hex digits), for values
+// that must be found again (or must not be found) in logs and answers.
+func randomSecret(tb testing.TB, prefix string) string {
+	tb.Helper()
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		tb.Fatal(err)
+	}
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// BenchmarkSecureCreates: durable pod creates per second over TLS with a bearer token
+// (--token-auth-file), ABAC and the book's full admission chain with a ResourceQuota
+// in the namespace, next to the insecure port of the same server in the same run. The
+// rounds alternate (insecure, secure, insecure, secure) so that a noisy machine
+// weighs on both alike; ratio is the secure rate over the insecure one. Each
+// sub-benchmark names the protocol: raw HTTP/1.1 keep-alive (64 connections, the
+// create benchmarks' lean load generator, over TLS on the secure port), and Go's
+// net/http, which speaks HTTP/2 over TLS as client-go does (64 streams on one
+// connection) and HTTP/1.1 on the insecure port.
+func BenchmarkSecureCreates(b *testing.B) {
+	dir := b.TempDir()
+	token := randomSecret(b, "bench-token-")
+	tokens := filepath.Join(dir, "tokens.csv")
+	policy := filepath.Join(dir, "policy.jsonl")
+	if err := os.WriteFile(tokens, []byte(token+",bench,100\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(policy, []byte(`{"user":"bench"}`+"\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	certDir := filepath.Join(dir, "pki")
+	s := StartServer(b, "", "--cert-dir", certDir, "--token-auth-file", tokens,
+		"--authorization-mode", "ABAC", "--authorization-policy-file", policy,
+		"--admission-control", bookAdmission)
+	if s.SecureURL == "" {
+		b.Fatal("no secure address in the startup log")
+	}
+	prepareSecureBench(b, s)
+	pem, err := os.ReadFile(filepath.Join(certDir, "ca.crt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		b.Fatal("no certificate in ca.crt")
+	}
+	tlsConfig := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+
+	for _, c := range []struct {
+		name string
+		lean bool
+	}{
+		{"client=raw-http1.1-keepalive", true},
+		{"client=nethttp-h2-over-tls", false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			insecure := podTarget{base: s.URL, namespace: secureBenchNS, lean: c.lean}
+			secure := podTarget{base: s.SecureURL, namespace: secureBenchNS, token: token, tls: tlsConfig, lean: c.lean}
+			for i := 0; i < b.N; i++ {
+				var in, sec float64
+				var inLat, secLat []time.Duration
+				protos := map[string]bool{}
+				for round := 0; round < 2; round++ {
+					r, l, p := createPodsAt(b, insecure, secureBenchPods, secureBenchConns)
+					in += r / 2
+					inLat = append(inLat, l...)
+					protos["insecure="+p] = true
+					r, l, p = createPodsAt(b, secure, secureBenchPods, secureBenchConns)
+					sec += r / 2
+					secLat = append(secLat, l...)
+					protos["secure="+p] = true
+				}
+				for _, l := range [][]time.Duration{inLat, secLat} {
+					sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+				}
+				b.Logf("protocols: %v", protos)
+				b.ReportMetric(in, "insecure-creates/s")
+				b.ReportMetric(sec, "secure-creates/s")
+				b.ReportMetric(sec/in, "ratio")
+				b.ReportMetric(float64(percentile(inLat, 0.99).Microseconds())/1000, "insecure-p99-ms")
+				b.ReportMetric(float64(percentile(secLat, 0.99).Microseconds())/1000, "secure-p99-ms")
+			}
+		})
+	}
+}
+
+// prepareSecureBench makes the benchmark's namespace with a quota that does not
+// refuse, and waits until the quota counts and the namespace's default service
+// account has its token (the ServiceAccount plugin refuses pods until then).
+func prepareSecureBench(b *testing.B, s *Server) {
+	b.Helper()
+	s.MustKubectl(b, fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata:
+  name: %[1]s
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata:
+  name: bench-quota
+  namespace: %[1]s
+spec:
+  hard:
+    pods: "1000000"
+`, secureBenchNS), "apply", "-f", "-")
+	Eventually(b, 60*time.Second, "the quota counts and the default account has its token", func() error {
+		used := s.Kubectl("", "-n", secureBenchNS, "get", "resourcequota", "bench-quota", "-o", "jsonpath={.status.used.pods}")
+		if used.Err != nil || used.Stdout == "" {
+			return fmt.Errorf("quota not counted yet: %v %s", used.Err, used.Stderr)
+		}
+		sa := s.Kubectl("", "-n", secureBenchNS, "get", "serviceaccount", "default", "-o", "jsonpath={.secrets[0].name}")
+		if sa.Err != nil || strings.TrimSpace(sa.Stdout) == "" {
+			return fmt.Errorf("no token secret yet: %v %s", sa.Err, sa.Stderr)
+		}
+		return nil
+	})
+}
