@@ -100,6 +100,7 @@ func TestSecretsStaySecret(t *testing.T) {
 		dataB        = randomSecret(t, "datab")
 		dataC        = randomSecret(t, "datac")
 		dockerPass   = randomSecret(t, "dockerpass")
+		badData      = randomSecret(t, "baddata") + "*" // not base64
 		suffix       = randHex(4)
 		secretName   = "leak-generic-" + suffix
 		dockerName   = "leak-docker-" + suffix
@@ -186,6 +187,11 @@ current-context: local
 	c.must(http.StatusConflict, http.MethodPut, secrets+"/"+secretName, admin, secret(secretName, "Opaque", map[string]string{"password": dataA}, meta.Metadata.ResourceVersion))
 	c.must(http.StatusConflict, http.MethodPost, secrets, admin, secret(secretName, "Opaque", map[string]string{"password": dataA}, ""))
 	c.must(http.StatusOK, http.MethodGet, secrets+"/"+secretName, admin, "")
+	// Data that is no base64: refused, without quoting it.
+	bad := fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","type":"Opaque","metadata":{"name":"bad-%s"},"data":{"password":%q}}`, secretName, badData)
+	if code, out := c.do(http.MethodPost, secrets, admin, bad); code != http.StatusBadRequest && code != http.StatusUnprocessableEntity {
+		t.Fatalf("POST a secret whose data is no base64: %d %s", code, out)
+	}
 
 	// A dockercfg secret.
 	dockerAuth := "leakuser:" + dockerPass
@@ -289,7 +295,7 @@ current-context: local
 		{"the admin's token", adminToken}, {"the kubelet's token", kubeletToken}, {"a wrong token", wrongToken},
 		{"the password", password}, {"a wrong password", wrongPass},
 		{"basic credentials", basicUser + ":" + password}, {"wrong basic credentials", basicUser + ":" + wrongPass},
-		{"secret data (first)", dataA}, {"secret data (second)", dataB}, {"secret data (updated)", dataC},
+		{"secret data (first)", dataA}, {"secret data that is no base64", badData}, {"secret data (second)", dataB}, {"secret data (updated)", dataC},
 		{"the dockercfg password", dockerPass}, {"the dockercfg auth", dockerAuth}, {"the dockercfg", dockercfg},
 		{"the service-account JWT", jwt}, {"the JWT's signature", jwtSig}, {"a forged JWT", forged},
 	}

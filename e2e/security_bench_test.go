@@ -9,12 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// The namespace of the secure create benchmark, and the admission chain it runs under:
+// The prefix of the secure create benchmark's namespaces, and the admission chain it runs under:
 // the book's full chain (Kubernetes 1.0's recommended --admission-control).
 const (
 	secureBenchNS    = "bench-secure"
@@ -36,9 +37,11 @@ func randomSecret(tb testing.TB, prefix string) string {
 
 // BenchmarkSecureCreates: durable pod creates per second over TLS with a bearer token
 // (--token-auth-file), ABAC and the book's full admission chain with a ResourceQuota
-// in the namespace, next to the insecure port of the same server in the same run. The
-// rounds alternate (insecure, secure, insecure, secure) so that a noisy machine
-// weighs on both alike; ratio is the secure rate over the insecure one. Each
+// in the namespace, next to the insecure port of the same server in the same run
+// (same chain and quota there, without authentication and authorization). The rounds
+// alternate (insecure, secure, insecure, secure; KUBEACTOR_BENCH_ROUNDS pairs) so that a noisy machine weighs on
+// both alike, each into a fresh namespace; ratio is the secure rate over the insecure
+// one. Each
 // sub-benchmark names the protocol: raw HTTP/1.1 keep-alive (64 connections, the
 // create benchmarks' lean load generator, over TLS on the secure port), and Go's
 // net/http, which speaks HTTP/2 over TLS as client-go does (64 streams on one
@@ -61,7 +64,6 @@ func BenchmarkSecureCreates(b *testing.B) {
 	if s.SecureURL == "" {
 		b.Fatal("no secure address in the startup log")
 	}
-	prepareSecureBench(b, s)
 	pem, err := os.ReadFile(filepath.Join(certDir, "ca.crt"))
 	if err != nil {
 		b.Fatal(err)
@@ -72,34 +74,61 @@ func BenchmarkSecureCreates(b *testing.B) {
 	}
 	tlsConfig := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 
-	for _, c := range []struct {
+	// Each round creates into a namespace of its own, made beforehand: the quota
+	// recounts its namespace's pods, so rounds into one namespace would each find more
+	// pods than the round before, and alternation alone would favour the first port.
+	// KUBEACTOR_BENCH_ROUNDS pairs of rounds (2 by default).
+	pairs := 2
+	if n, err := strconv.Atoi(os.Getenv("KUBEACTOR_BENCH_ROUNDS")); err == nil && n > 0 {
+		pairs = n
+	}
+	var rounds []struct{ secure bool }
+	for range pairs {
+		rounds = append(rounds, struct{ secure bool }{false}, struct{ secure bool }{true})
+	}
+	clients := []struct {
 		name string
 		lean bool
 	}{
 		{"client=raw-http1.1-keepalive", true},
 		{"client=nethttp-h2-over-tls", false},
-	} {
+	}
+	var namespaces []string
+	for ci := range clients {
+		for ri := range rounds {
+			namespaces = append(namespaces, fmt.Sprintf("%s-%d-%d", secureBenchNS, ci, ri))
+		}
+	}
+	prepareSecureBench(b, s, namespaces)
+
+	for ci, c := range clients {
 		b.Run(c.name, func(b *testing.B) {
-			insecure := podTarget{base: s.URL, namespace: secureBenchNS, lean: c.lean}
-			secure := podTarget{base: s.SecureURL, namespace: secureBenchNS, token: token, tls: tlsConfig, lean: c.lean}
 			for i := 0; i < b.N; i++ {
 				var in, sec float64
 				var inLat, secLat []time.Duration
+				var perRound []string
 				protos := map[string]bool{}
-				for round := 0; round < 2; round++ {
-					r, l, p := createPodsAt(b, insecure, secureBenchPods, secureBenchConns)
-					in += r / 2
-					inLat = append(inLat, l...)
-					protos["insecure="+p] = true
-					r, l, p = createPodsAt(b, secure, secureBenchPods, secureBenchConns)
-					sec += r / 2
-					secLat = append(secLat, l...)
-					protos["secure="+p] = true
+				for ri, r := range rounds {
+					t := podTarget{base: s.URL, namespace: namespaces[ci*len(rounds)+ri], lean: c.lean}
+					port := "insecure"
+					if r.secure {
+						t.base, t.token, t.tls, port = s.SecureURL, token, tlsConfig, "secure"
+					}
+					rate, lat, proto := createPodsAt(b, t, secureBenchPods, secureBenchConns)
+					perRound = append(perRound, fmt.Sprintf("%s %.0f/s", port, rate))
+					protos[port+"="+proto] = true
+					if r.secure {
+						sec += rate / float64(pairs)
+						secLat = append(secLat, lat...)
+					} else {
+						in += rate / float64(pairs)
+						inLat = append(inLat, lat...)
+					}
 				}
 				for _, l := range [][]time.Duration{inLat, secLat} {
 					sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
 				}
-				b.Logf("protocols: %v", protos)
+				b.Logf("rounds: %s; protocols: %v", strings.Join(perRound, ", "), protos)
 				b.ReportMetric(in, "insecure-creates/s")
 				b.ReportMetric(sec, "secure-creates/s")
 				b.ReportMetric(sec/in, "ratio")
@@ -110,12 +139,14 @@ func BenchmarkSecureCreates(b *testing.B) {
 	}
 }
 
-// prepareSecureBench makes the benchmark's namespace with a quota that does not
-// refuse, and waits until the quota counts and the namespace's default service
-// account has its token (the ServiceAccount plugin refuses pods until then).
-func prepareSecureBench(b *testing.B, s *Server) {
+// prepareSecureBench makes the benchmark's namespaces, each with a quota that does
+// not refuse, and waits until every quota counts and every namespace's default
+// service account has its token (the ServiceAccount plugin refuses pods until then).
+func prepareSecureBench(b *testing.B, s *Server, namespaces []string) {
 	b.Helper()
-	s.MustKubectl(b, fmt.Sprintf(`apiVersion: v1
+	var manifest strings.Builder
+	for _, ns := range namespaces {
+		fmt.Fprintf(&manifest, `apiVersion: v1
 kind: Namespace
 metadata:
   name: %[1]s
@@ -128,16 +159,21 @@ metadata:
 spec:
   hard:
     pods: "1000000"
-`, secureBenchNS), "apply", "-f", "-")
-	Eventually(b, 60*time.Second, "the quota counts and the default account has its token", func() error {
-		used := s.Kubectl("", "-n", secureBenchNS, "get", "resourcequota", "bench-quota", "-o", "jsonpath={.status.used.pods}")
-		if used.Err != nil || used.Stdout == "" {
-			return fmt.Errorf("quota not counted yet: %v %s", used.Err, used.Stderr)
-		}
-		sa := s.Kubectl("", "-n", secureBenchNS, "get", "serviceaccount", "default", "-o", "jsonpath={.secrets[0].name}")
-		if sa.Err != nil || strings.TrimSpace(sa.Stdout) == "" {
-			return fmt.Errorf("no token secret yet: %v %s", sa.Err, sa.Stderr)
-		}
-		return nil
-	})
+---
+`, ns)
+	}
+	s.MustKubectl(b, manifest.String(), "apply", "-f", "-")
+	for _, ns := range namespaces {
+		Eventually(b, 60*time.Second, ns+": the quota counts and the default account has its token", func() error {
+			used := s.Kubectl("", "-n", ns, "get", "resourcequota", "bench-quota", "-o", "jsonpath={.status.used.pods}")
+			if used.Err != nil || used.Stdout == "" {
+				return fmt.Errorf("quota not counted yet: %v %s", used.Err, used.Stderr)
+			}
+			sa := s.Kubectl("", "-n", ns, "get", "serviceaccount", "default", "-o", "jsonpath={.secrets[0].name}")
+			if sa.Err != nil || strings.TrimSpace(sa.Stdout) == "" {
+				return fmt.Errorf("no token secret yet: %v %s", sa.Err, sa.Stderr)
+			}
+			return nil
+		})
+	}
 }
