@@ -51,9 +51,10 @@ func createPods(b *testing.B, base string, n, clients int, lean bool) (perSec fl
 type podTarget struct {
 	base, namespace, token string
 	tls                    *tls.Config
-	// lean chooses rawClient (HTTP/1.1 over one connection per client) over net/http
-	// (which speaks HTTP/2 over TLS when the server offers it, as client-go does).
-	lean bool
+	// lean chooses rawClient (HTTP/1.1 over one connection per client) over net/http;
+	// h2 lets net/http speak HTTP/2 over TLS when the server offers it, as client-go
+	// does (one connection for all clients), instead of HTTP/1.1.
+	lean, h2 bool
 }
 
 // createPodsAt is createPods against t; it also returns the protocol the responses
@@ -61,7 +62,8 @@ type podTarget struct {
 func createPodsAt(b *testing.B, t podTarget, n, clients int) (perSec float64, lat []time.Duration, proto string) {
 	b.Helper()
 	path := "/api/v1/namespaces/" + t.namespace + "/pods"
-	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients, TLSClientConfig: t.tls, ForceAttemptHTTP2: t.tls != nil}
+	// A copy of the TLS configuration: the transport adds "h2" to its NextProtos.
+	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients, TLSClientConfig: t.tls.Clone(), ForceAttemptHTTP2: t.h2}
 	httpClient := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	defer tr.CloseIdleConnections()
 	header := ""

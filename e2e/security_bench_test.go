@@ -39,13 +39,13 @@ func randomSecret(tb testing.TB, prefix string) string {
 // (--token-auth-file), ABAC and the book's full admission chain with a ResourceQuota
 // in the namespace, next to the insecure port of the same server in the same run
 // (same chain and quota there, without authentication and authorization). The rounds
-// alternate (insecure, secure, insecure, secure; KUBEACTOR_BENCH_ROUNDS pairs) so that a noisy machine weighs on
-// both alike, each into a fresh namespace; ratio is the secure rate over the insecure
-// one. Each
-// sub-benchmark names the protocol: raw HTTP/1.1 keep-alive (64 connections, the
-// create benchmarks' lean load generator, over TLS on the secure port), and Go's
-// net/http, which speaks HTTP/2 over TLS as client-go does (64 streams on one
-// connection) and HTTP/1.1 on the insecure port.
+// alternate (insecure, secure, insecure, secure; KUBEACTOR_BENCH_ROUNDS pairs) so
+// that a noisy machine weighs on both alike, each into a fresh namespace; ratio is
+// the secure rate over the insecure one. Each sub-benchmark names the client: raw
+// HTTP/1.1 keep-alive (64 connections, the create benchmarks' lean load generator,
+// over TLS on the secure port); Go's net/http speaking HTTP/2 over TLS as client-go
+// does (64 streams on one connection; HTTP/1.1 on the insecure port); and net/http
+// with HTTP/1.1 keep-alive on both ports.
 func BenchmarkSecureCreates(b *testing.B) {
 	dir := b.TempDir()
 	token := randomSecret(b, "bench-token-")
@@ -87,11 +87,12 @@ func BenchmarkSecureCreates(b *testing.B) {
 		rounds = append(rounds, struct{ secure bool }{false}, struct{ secure bool }{true})
 	}
 	clients := []struct {
-		name string
-		lean bool
+		name     string
+		lean, h2 bool
 	}{
-		{"client=raw-http1.1-keepalive", true},
-		{"client=nethttp-h2-over-tls", false},
+		{"client=raw-http1.1-keepalive", true, false},
+		{"client=nethttp-h2-over-tls", false, true},
+		{"client=nethttp-http1.1-keepalive", false, false},
 	}
 	var namespaces []string
 	for ci := range clients {
@@ -109,7 +110,7 @@ func BenchmarkSecureCreates(b *testing.B) {
 				var perRound []string
 				protos := map[string]bool{}
 				for ri, r := range rounds {
-					t := podTarget{base: s.URL, namespace: namespaces[ci*len(rounds)+ri], lean: c.lean}
+					t := podTarget{base: s.URL, namespace: namespaces[ci*len(rounds)+ri], lean: c.lean, h2: c.h2}
 					port := "insecure"
 					if r.secure {
 						t.base, t.token, t.tls, port = s.SecureURL, token, tlsConfig, "secure"
