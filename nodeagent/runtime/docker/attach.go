@@ -17,8 +17,9 @@ var _ runtime.Attacher = (*Engine)(nil)
 // its stdin (the container must have been created with Stdin), its output to
 // opts.Stdout and opts.Stderr (one stream when it has a terminal). It returns when
 // the output ends (the container stopped), when ctx ends, or, with no output
-// stream asked for, when the input ends. Closing the input closes the container's
-// stdin only when it was created with StdinOnce, as Docker does.
+// stream asked for, when the input ends. When the input ends, the engine closes
+// the container's stdin if it was created with StdinOnce and has no terminal;
+// otherwise it ends the attachment (as `docker attach` does).
 func (d *Engine) Attach(ctx context.Context, id string, opts runtime.AttachOptions) error {
 	info, err := d.cli.ContainerInspect(ctx, id)
 	if err != nil {
