@@ -204,7 +204,7 @@ func dockerAgentConfig(c config.Agent) (kubelet.Config, error) {
 		NoRegister:          !c.RegisterNode,
 		ManifestURL:         c.ManifestURL,
 		HTTPCheckFrequency:  c.HTTPCheckFrequency,
-		ImageGC:             &kubelet.ImageGCPolicy{High: c.ImageGCHighThreshold, Low: c.ImageGCLowThreshold},
+		ImageGC:             &kubelet.ImageGCPolicy{High: c.ImageGCHighThreshold, Low: c.ImageGCLowThreshold, MinAge: c.MinimumImageTTL, Scope: c.ImageGCScope},
 	}, nil
 }
 

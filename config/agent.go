@@ -58,7 +58,9 @@ type Agent struct {
 	HTTPCheckFrequency            time.Duration `name:"http-check-frequency" default:"20s" help:"How often --manifest-url is fetched."`
 	ImageGCHighThreshold          int           `name:"image-gc-high-threshold" default:"90" help:"Percent of the Docker data root's filesystem in use above which unused images are removed (100 disables image collection)."`
 	ImageGCLowThreshold           int           `name:"image-gc-low-threshold" default:"80" help:"Percent of the Docker data root's filesystem in use that image collection brings the use down to."`
-	GCPeriod                      time.Duration `name:"gc-period" default:"1m" hidden:"" help:"How often dead containers are collected."`
+	MinimumImageTTL               time.Duration `name:"minimum-image-ttl-duration" default:"2m" help:"How long image collection keeps an image the agent has just seen (pulled for a container about to start, or present when the agent started)."`
+	GCPeriod                      time.Duration `name:"gc-period" default:"1m" hidden:"" help:"How often dead containers, then unused images, are collected."`
+	ImageGCScope                  string        `name:"image-gc-scope" hidden:"" help:"For tests on a shared engine: image collection considers only the images with a tag beginning with this prefix and keeps every other one as if in use."`
 	ProxyMode                     string        `name:"proxy-mode" default:"iptables" enum:"iptables,userspace,none" help:"The service proxy the agent runs: iptables (the kernel DNATs cluster IPs and NodePorts to endpoints), userspace (the book's proxy sockets) or none."`
 	NetworkPlugin                 string        `name:"network-plugin" default:"docker" enum:"docker,bridge" help:"Pod networking: docker (the engine's bridge) or bridge (the agent's own bridge for the node's pod CIDR, with direct routes to the other nodes)."`
 	BridgeName                    string        `name:"bridge-name" default:"kbr0" help:"The bridge of --network-plugin=bridge."`
@@ -158,6 +160,9 @@ func (a *Agent) Validate() error {
 		if th.v < 0 || th.v > 100 {
 			return fmt.Errorf("%s %d: must be between 0 and 100", th.flag, th.v)
 		}
+	}
+	if a.MinimumImageTTL < time.Second {
+		return fmt.Errorf("--minimum-image-ttl-duration %s: must be at least 1s", a.MinimumImageTTL)
 	}
 	if a.ImageGCLowThreshold > a.ImageGCHighThreshold {
 		return fmt.Errorf("--image-gc-low-threshold %d: must not be above --image-gc-high-threshold %d", a.ImageGCLowThreshold, a.ImageGCHighThreshold)

@@ -12,7 +12,7 @@ func validAgent() Agent {
 		CapacityCPU: "4", CapacityMemory: "16Gi", MaxPods: 110, KubeAPIQPS: 1000, KubeAPIBurst: 2000, Workers: 32,
 		StatsInterval: time.Minute, Address: "0.0.0.0", Port: 10250, ReadOnlyPort: 10255, HealthzPort: 10248, HealthzBindAddress: "127.0.0.1", PodInfraContainerImage: "kubeactor/pause:latest",
 		SyncFrequency: 10 * time.Second, MaxDeadContainersPerContainer: 2, MaxDeadContainers: 100,
-		FileCheckFrequency: 20 * time.Second, ClusterDomain: "cluster.local", GCPeriod: time.Minute, NetworkPlugin: "docker", ProxyMode: "iptables", BridgeName: "kbr0", ClusterCIDR: "10.244.0.0/16",
+		FileCheckFrequency: 20 * time.Second, ClusterDomain: "cluster.local", GCPeriod: time.Minute, MinimumImageTTL: 2 * time.Minute, NetworkPlugin: "docker", ProxyMode: "iptables", BridgeName: "kbr0", ClusterCIDR: "10.244.0.0/16",
 		RegisterNode: true, HTTPCheckFrequency: 20 * time.Second, ImageGCHighThreshold: 90, ImageGCLowThreshold: 80,
 	}
 }
@@ -71,6 +71,7 @@ func TestAgentValidate(t *testing.T) {
 		{"image gc off", func(a *Agent) { a.ImageGCHighThreshold, a.ImageGCLowThreshold = 100, 100 }, ""},
 		{"image gc high above 100", func(a *Agent) { a.ImageGCHighThreshold = 101 }, "--image-gc-high-threshold"},
 		{"image gc low negative", func(a *Agent) { a.ImageGCLowThreshold = -1 }, "--image-gc-low-threshold"},
+		{"image ttl below a second", func(a *Agent) { a.MinimumImageTTL = time.Millisecond }, "--minimum-image-ttl-duration"},
 		{"image gc low above high", func(a *Agent) { a.ImageGCHighThreshold, a.ImageGCLowThreshold = 70, 80 }, "must not be above"},
 	}
 	for _, tt := range tests {
