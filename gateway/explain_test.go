@@ -98,7 +98,7 @@ func TestExplainPodEvaluation(t *testing.T) {
 		pod     string
 		refused map[string]string // node -> predicate
 		winner  string
-		nodes   int      // verdicts in the evaluation
+		nodes   int      // verdicts in the evaluation; -1: no evaluation
 		lines   []string // substrings of the lines, in order
 		absent  []string // substrings no line has
 	}{
@@ -157,6 +157,15 @@ func TestExplainPodEvaluation(t *testing.T) {
 				"node bare: refused by CheckNodeLabelPresence: node(s) didn't have the requested labels"},
 		},
 		{
+			name: "another scheduler's pod is not evaluated",
+			objs: []runtime.Object{st.NewNode("n1").Obj(),
+				func() *corev1.Pod { p := pending(st.NewPod("p").Obj()); p.Spec.SchedulerName = "custom"; return p }()},
+			pod:    "p",
+			nodes:  -1,
+			lines:  []string{"not scheduled yet", `the scheduler leaves it alone: it names scheduler "custom"`},
+			absent: []string{"node n1"},
+		},
+		{
 			name:   "25 nodes: 20 listed, the rest counted",
 			objs:   many,
 			pod:    "p",
@@ -172,10 +181,17 @@ func TestExplainPodEvaluation(t *testing.T) {
 			hs := explainServer(t, tc.policy, tc.objs...)
 			x := getExplanation(t, hs, "/pods/default/"+tc.pod)
 			ev := x.Evaluation
-			if ev == nil || len(ev.Nodes) != tc.nodes || ev.Winner != tc.winner {
+			if tc.nodes < 0 && ev != nil {
+				t.Errorf("evaluated: %+v", ev)
+			}
+			if tc.nodes >= 0 && (ev == nil || len(ev.Nodes) != tc.nodes || ev.Winner != tc.winner) {
 				t.Fatalf("evaluation %+v, want %d nodes, winner %q", ev, tc.nodes, tc.winner)
 			}
-			for _, v := range ev.Nodes {
+			var verdicts []scheduler.NodeVerdict
+			if ev != nil {
+				verdicts = ev.Nodes
+			}
+			for _, v := range verdicts {
 				if want, refused := tc.refused[v.Node]; refused != !v.Fits || v.Predicate != want {
 					t.Errorf("node %s: %+v, want refused by %q", v.Node, v, want)
 				}
