@@ -9,18 +9,28 @@ import (
 	"github.com/kubeactor/kubeactor/tracing"
 )
 
-// BenchmarkScheduleTracing is BenchmarkScheduleThroughput with tracing off, sampling
-// 1% and sampling everything, alternating: round r runs each mode once
+// BenchmarkScheduleTracing is the scheduling throughput benchmark with tracing off,
+// sampling 1% and sampling everything, alternating: round r runs each mode once
 // (KUBEACTOR_BENCH_ROUNDS rounds, 2 by default). Run with -benchtime 1x.
+//
+// It schedules 10,000 pods on 1,000 nodes, so that the six runs take a few minutes
+// on a shared machine; KUBEACTOR_BENCH_SIZE=NODESxPODS changes that (5000x30000 is
+// BenchmarkScheduleThroughput's size).
 func BenchmarkScheduleTracing(b *testing.B) {
 	rounds := 2
 	if n, err := strconv.Atoi(os.Getenv("KUBEACTOR_BENCH_ROUNDS")); err == nil && n > 0 {
 		rounds = n
 	}
+	nodes, pods := 1000, 10000
+	if v := os.Getenv("KUBEACTOR_BENCH_SIZE"); v != "" {
+		if _, err := fmt.Sscanf(v, "%dx%d", &nodes, &pods); err != nil || nodes <= 0 || pods <= 0 {
+			b.Fatalf("KUBEACTOR_BENCH_SIZE=%q: want NODESxPODS, for example 5000x30000", v)
+		}
+	}
 	for r := 1; r <= rounds; r++ {
 		for _, m := range tracingModes {
 			b.Run(fmt.Sprintf("%s/round-%d", m.name, r), func(b *testing.B) {
-				benchmarkSchedule(b, false, m.tracer(b))
+				benchmarkScheduleSize(b, nodes, pods, false, m.tracer(b))
 			})
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/kubeactor/kubeactor/nodeagent/runtime/docker"
 	"github.com/kubeactor/kubeactor/nodeagent/server"
 	"github.com/kubeactor/kubeactor/nodeagent/sim"
+	"github.com/kubeactor/kubeactor/nodeagent/spans"
 	"github.com/kubeactor/kubeactor/nodeagent/stats"
 )
 
@@ -65,9 +66,29 @@ func runDocker(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 		Burst:      c.KubeAPIBurst,
 		MaxConns:   8,
 		UserAgent:  "kubeactor-agent/" + Version,
+		Trace:      c.Tracing,
 	})
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
+	}
+	if c.Tracing {
+		hc, server, err := client.HTTPClient()
+		if err != nil {
+			return err
+		}
+		tracer, err := spans.New(spans.Options{Sampling: c.TraceSampling, Node: cfg.NodeName, Server: server, Client: hc,
+			Log: log.WithField("node", cfg.NodeName)})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if err := tracer.Shutdown(sctx); err != nil {
+				log.WithError(err).Debug("flush spans")
+			}
+		}()
+		cfg.Tracer = tracer
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(c.Address, strconv.Itoa(c.Port)))
 	if err != nil {
@@ -183,7 +204,7 @@ func dockerAgentConfig(c config.Agent) (kubelet.Config, error) {
 		NoRegister:          !c.RegisterNode,
 		ManifestURL:         c.ManifestURL,
 		HTTPCheckFrequency:  c.HTTPCheckFrequency,
-		ImageGC:             &kubelet.ImageGCPolicy{High: c.ImageGCHighThreshold, Low: c.ImageGCLowThreshold},
+		ImageGC:             &kubelet.ImageGCPolicy{High: c.ImageGCHighThreshold, Low: c.ImageGCLowThreshold, MinAge: c.MinimumImageTTL, Scope: c.ImageGCScope},
 	}, nil
 }
 

@@ -62,13 +62,13 @@ func TestDockerAgentFlags(t *testing.T) {
 	}
 	def := parse("--node-ip=10.0.0.1")
 	if def.NoRegister || def.MaxPods != 110 || def.ManifestURL != "" || def.HTTPCheckFrequency != 20*time.Second ||
-		*def.ImageGC != (kubelet.ImageGCPolicy{High: 90, Low: 80}) || def.MinGCAge != time.Minute {
+		*def.ImageGC != (kubelet.ImageGCPolicy{High: 90, Low: 80, MinAge: 2 * time.Minute}) || def.MinGCAge != time.Minute {
 		t.Errorf("defaults %+v %+v", def, *def.ImageGC)
 	}
 	got := parse("--node-ip=10.0.0.1", "--register_node=false", "--max_pods=40", "--manifest_url=http://cfg/pods",
-		"--http-check-frequency=5s", "--image_gc_high_threshold=70", "--image-gc-low-threshold=50", "--minimum_container_ttl_duration=10s")
+		"--http-check-frequency=5s", "--image_gc_high_threshold=70", "--image-gc-low-threshold=50", "--minimum_container_ttl_duration=10s", "--minimum-image-ttl-duration=30s")
 	if !got.NoRegister || got.MaxPods != 40 || got.ManifestURL != "http://cfg/pods" || got.HTTPCheckFrequency != 5*time.Second ||
-		*got.ImageGC != (kubelet.ImageGCPolicy{High: 70, Low: 50}) || got.MinGCAge != 10*time.Second {
+		*got.ImageGC != (kubelet.ImageGCPolicy{High: 70, Low: 50, MinAge: 30 * time.Second}) || got.MinGCAge != 10*time.Second {
 		t.Errorf("set %+v %+v", got, *got.ImageGC)
 	}
 	if parse("--node-ip=10.0.0.1", "--register-node").NoRegister {

@@ -278,7 +278,8 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 		}()
 	}
 	gw, err := gateway.New(gateway.Config{Store: store, Name: name, Log: log, MaxBodyBytes: cfg.MaxRequestBodyBytes, Profiling: cfg.Profiling, TestHooks: cfg.EnableTestHooks,
-		Authenticator: sec.authn, Authorizer: sec.authz, Tracer: tracer})
+		Authenticator: sec.authn, Authorizer: sec.authz, Tracer: tracer,
+		SchedulerPolicy: cfg.SchedulerPolicy, NodeMonitoring: nodes.Config}) // explain: the scheduler's policy, the node controller's timing
 	if err != nil {
 		return fmt.Errorf("start gateway: %w", err)
 	}

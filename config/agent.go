@@ -31,6 +31,9 @@ type Agent struct {
 	KubeAPIBurst              int           `name:"kube-api-burst" default:"2000" help:"Burst of requests above --kube-api-qps."`
 	Workers                   int           `name:"workers" default:"32" help:"Concurrent writers of node and pod status."`
 	StatsInterval             time.Duration `name:"stats-interval" default:"1m" help:"How often to log the agent's counters; 0 for never."`
+	// Tracing (issue 15): the Docker agent's spans go to the API server's store.
+	Tracing       bool    `name:"tracing" default:"true" negatable:"" help:"Trace pod syncs, image pulls, container creates and starts and probe transitions, continuing the trace of the pod's last write, and send the spans to the API server (kubeactor trace)."`
+	TraceSampling float64 `name:"trace-sampling" default:"1" help:"Ratio of new traces sampled, 0 to 1 (a sync continuing a sampled server trace is always traced)."`
 
 	// The Docker agent (no --simulate).
 	NodeName                      string        `name:"node-name" aliases:"hostname-override" help:"Name of this node (default: the hostname)."`
@@ -55,7 +58,9 @@ type Agent struct {
 	HTTPCheckFrequency            time.Duration `name:"http-check-frequency" default:"20s" help:"How often --manifest-url is fetched."`
 	ImageGCHighThreshold          int           `name:"image-gc-high-threshold" default:"90" help:"Percent of the Docker data root's filesystem in use above which unused images are removed (100 disables image collection)."`
 	ImageGCLowThreshold           int           `name:"image-gc-low-threshold" default:"80" help:"Percent of the Docker data root's filesystem in use that image collection brings the use down to."`
-	GCPeriod                      time.Duration `name:"gc-period" default:"1m" hidden:"" help:"How often dead containers are collected."`
+	MinimumImageTTL               time.Duration `name:"minimum-image-ttl-duration" default:"2m" help:"How long image collection keeps an image the agent has just seen (pulled for a container about to start, or present when the agent started)."`
+	GCPeriod                      time.Duration `name:"gc-period" default:"1m" hidden:"" help:"How often dead containers, then unused images, are collected."`
+	ImageGCScope                  string        `name:"image-gc-scope" hidden:"" help:"For tests on a shared engine: image collection considers only the images with a tag beginning with this prefix and keeps every other one as if in use."`
 	ProxyMode                     string        `name:"proxy-mode" default:"iptables" enum:"iptables,userspace,none" help:"The service proxy the agent runs: iptables (the kernel DNATs cluster IPs and NodePorts to endpoints), userspace (the book's proxy sockets) or none."`
 	NetworkPlugin                 string        `name:"network-plugin" default:"docker" enum:"docker,bridge" help:"Pod networking: docker (the engine's bridge) or bridge (the agent's own bridge for the node's pod CIDR, with direct routes to the other nodes)."`
 	BridgeName                    string        `name:"bridge-name" default:"kbr0" help:"The bridge of --network-plugin=bridge."`
@@ -156,6 +161,9 @@ func (a *Agent) Validate() error {
 			return fmt.Errorf("%s %d: must be between 0 and 100", th.flag, th.v)
 		}
 	}
+	if a.MinimumImageTTL < time.Second {
+		return fmt.Errorf("--minimum-image-ttl-duration %s: must be at least 1s", a.MinimumImageTTL)
+	}
 	if a.ImageGCLowThreshold > a.ImageGCHighThreshold {
 		return fmt.Errorf("--image-gc-low-threshold %d: must not be above --image-gc-high-threshold %d", a.ImageGCLowThreshold, a.ImageGCHighThreshold)
 	}
@@ -186,6 +194,9 @@ func (a *Agent) Validate() error {
 	}
 	if errs := validation.IsDNS1123Subdomain(a.ClusterDomain); len(errs) > 0 {
 		return fmt.Errorf("--cluster-domain %q: %s", a.ClusterDomain, errs[0])
+	}
+	if a.TraceSampling < 0 || a.TraceSampling > 1 {
+		return fmt.Errorf("--trace-sampling %v: must be between 0 and 1", a.TraceSampling)
 	}
 	if a.StatsInterval < 0 {
 		return fmt.Errorf("--stats-interval %s: must not be negative", a.StatsInterval)

@@ -12,7 +12,7 @@ func validAgent() Agent {
 		CapacityCPU: "4", CapacityMemory: "16Gi", MaxPods: 110, KubeAPIQPS: 1000, KubeAPIBurst: 2000, Workers: 32,
 		StatsInterval: time.Minute, Address: "0.0.0.0", Port: 10250, ReadOnlyPort: 10255, HealthzPort: 10248, HealthzBindAddress: "127.0.0.1", PodInfraContainerImage: "kubeactor/pause:latest",
 		SyncFrequency: 10 * time.Second, MaxDeadContainersPerContainer: 2, MaxDeadContainers: 100,
-		FileCheckFrequency: 20 * time.Second, ClusterDomain: "cluster.local", GCPeriod: time.Minute, NetworkPlugin: "docker", ProxyMode: "iptables", BridgeName: "kbr0", ClusterCIDR: "10.244.0.0/16",
+		FileCheckFrequency: 20 * time.Second, ClusterDomain: "cluster.local", GCPeriod: time.Minute, MinimumImageTTL: 2 * time.Minute, NetworkPlugin: "docker", ProxyMode: "iptables", BridgeName: "kbr0", ClusterCIDR: "10.244.0.0/16",
 		RegisterNode: true, HTTPCheckFrequency: 20 * time.Second, ImageGCHighThreshold: 90, ImageGCLowThreshold: 80,
 	}
 }
@@ -57,6 +57,9 @@ func TestAgentValidate(t *testing.T) {
 		{"unlimited dead", func(a *Agent) { a.MaxDeadContainers = -1 }, ""},
 		{"file check too often", func(a *Agent) { a.FileCheckFrequency = 0 }, "--file-check-frequency"},
 		{"cluster dns", func(a *Agent) { a.ClusterDNS = "10.254.0.10" }, ""},
+		{"trace sampling in range", func(a *Agent) { a.Tracing, a.TraceSampling = true, 0.25 }, ""},
+		{"trace sampling above 1", func(a *Agent) { a.TraceSampling = 1.5 }, "--trace-sampling"},
+		{"trace sampling negative", func(a *Agent) { a.TraceSampling = -0.1 }, "--trace-sampling"},
 		{"bad cluster dns", func(a *Agent) { a.ClusterDNS = "dns" }, "--cluster-dns"},
 		{"bad cluster domain", func(a *Agent) { a.ClusterDomain = "Cluster_Local" }, "--cluster-domain"},
 		{"bad cluster cidr", func(a *Agent) { a.ClusterCIDR = "10.244.0.0" }, "--cluster-cidr"},
@@ -68,6 +71,7 @@ func TestAgentValidate(t *testing.T) {
 		{"image gc off", func(a *Agent) { a.ImageGCHighThreshold, a.ImageGCLowThreshold = 100, 100 }, ""},
 		{"image gc high above 100", func(a *Agent) { a.ImageGCHighThreshold = 101 }, "--image-gc-high-threshold"},
 		{"image gc low negative", func(a *Agent) { a.ImageGCLowThreshold = -1 }, "--image-gc-low-threshold"},
+		{"image ttl below a second", func(a *Agent) { a.MinimumImageTTL = time.Millisecond }, "--minimum-image-ttl-duration"},
 		{"image gc low above high", func(a *Agent) { a.ImageGCHighThreshold, a.ImageGCLowThreshold = 70, 80 }, "must not be above"},
 	}
 	for _, tt := range tests {

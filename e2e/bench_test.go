@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -41,10 +42,34 @@ func benchPod(name string) []byte {
 // returns the rate and the sorted latencies. lean chooses rawClient over net/http.
 func createPods(b *testing.B, base string, n, clients int, lean bool) (perSec float64, lat []time.Duration) {
 	b.Helper()
-	const path = "/api/v1/namespaces/default/pods"
-	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
+	perSec, lat, _ = createPodsAt(b, podTarget{base: base, namespace: "default", lean: lean}, n, clients)
+	return perSec, lat
+}
+
+// podTarget is where createPodsAt posts: a server's URL (http or https), a namespace,
+// for https the client's TLS configuration, and a bearer token ("" for none).
+type podTarget struct {
+	base, namespace, token string
+	tls                    *tls.Config
+	// lean chooses rawClient (HTTP/1.1 over one connection per client) over net/http;
+	// h2 lets net/http speak HTTP/2 over TLS when the server offers it, as client-go
+	// does (one connection for all clients), instead of HTTP/1.1.
+	lean, h2 bool
+}
+
+// createPodsAt is createPods against t; it also returns the protocol the responses
+// came in ("HTTP/1.1" or "HTTP/2.0").
+func createPodsAt(b *testing.B, t podTarget, n, clients int) (perSec float64, lat []time.Duration, proto string) {
+	b.Helper()
+	path := "/api/v1/namespaces/" + t.namespace + "/pods"
+	// A copy of the TLS configuration: the transport adds "h2" to its NextProtos.
+	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients, TLSClientConfig: t.tls.Clone(), ForceAttemptHTTP2: t.h2}
 	httpClient := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	defer tr.CloseIdleConnections()
+	header := ""
+	if t.token != "" {
+		header = "Authorization: Bearer " + t.token + "\r\n"
+	}
 	// The bodies are made before the clock starts: building a request is the load
 	// generator's cost, and on 2 cores it would be taken from the server.
 	prefix := fmt.Sprintf("bench-%d-", time.Now().UnixNano())
@@ -55,6 +80,9 @@ func createPods(b *testing.B, base string, n, clients int, lean bool) (perSec fl
 		bodies[i] = bytes.Replace(tmpl, []byte(placeholder), []byte(prefix+strconv.Itoa(i+1)), 1)
 	}
 	var next, failures atomic.Int64
+	var firstErr atomic.Value
+	var protoSeen atomic.Value
+	protoSeen.Store("HTTP/1.1")
 	lats := make([][]time.Duration, clients)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -63,12 +91,14 @@ func createPods(b *testing.B, base string, n, clients int, lean bool) (perSec fl
 		go func(c int) {
 			defer wg.Done()
 			var raw *rawClient
-			if lean {
+			if t.lean {
 				var err error
-				if raw, err = dialRaw(base); err != nil {
+				if raw, err = dialRawTLS(t.base, t.tls); err != nil {
+					firstErr.CompareAndSwap(nil, err.Error())
 					failures.Add(int64(n))
 					return
 				}
+				raw.header = header
 				defer raw.close()
 			}
 			for {
@@ -79,17 +109,31 @@ func createPods(b *testing.B, base string, n, clients int, lean bool) (perSec fl
 				body := bodies[i-1]
 				t0 := time.Now()
 				code, err := 0, error(nil)
-				if lean {
+				if t.lean {
 					code, err = raw.post(path, body)
 				} else {
+					var req *http.Request
+					if req, err = http.NewRequest(http.MethodPost, t.base+path, bytes.NewReader(body)); err != nil {
+						b.Error(err)
+						return
+					}
+					req.Header.Set("Content-Type", "application/json")
+					if t.token != "" {
+						req.Header.Set("Authorization", "Bearer "+t.token)
+					}
 					var resp *http.Response
-					if resp, err = httpClient.Post(base+path, "application/json", bytes.NewReader(body)); err == nil {
+					if resp, err = httpClient.Do(req); err == nil {
 						_, _ = io.Copy(io.Discard, resp.Body)
 						resp.Body.Close()
 						code = resp.StatusCode
+						protoSeen.Store(resp.Proto)
 					}
 				}
 				if err != nil || code != http.StatusCreated {
+					if err == nil {
+						err = fmt.Errorf("status %d", code)
+					}
+					firstErr.CompareAndSwap(nil, err.Error())
 					failures.Add(1)
 					continue
 				}
@@ -100,13 +144,13 @@ func createPods(b *testing.B, base string, n, clients int, lean bool) (perSec fl
 	wg.Wait()
 	elapsed := time.Since(start)
 	if f := failures.Load(); f > 0 {
-		b.Fatalf("%d of %d creates failed", f, n)
+		b.Fatalf("%d of %d creates failed (first: %v)", f, n, firstErr.Load())
 	}
 	for _, l := range lats {
 		lat = append(lat, l...)
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	return float64(n) / elapsed.Seconds(), lat
+	return float64(n) / elapsed.Seconds(), lat, protoSeen.Load().(string)
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {

@@ -31,7 +31,7 @@ spec:
 // logs (-c, -f, --tail, --timestamps, --previous), exec (with stdin, exit codes),
 // port-forward, and the node and pod proxies.
 func TestDockerLogsExecPortForward(t *testing.T) {
-	n := startDockerNode(t)
+	n := startDockerNode(t, privatePorts...)
 	n.create(twoContainerPod)
 	n.waitPod("duo", 60*time.Second, "Running", running)
 	clients := map[string]func(stdin string, args ...string) Result{
@@ -156,7 +156,7 @@ func TestDockerLogsExecPortForward(t *testing.T) {
 
 // TestDockerLogsPrevious: --previous shows the output of the instance before a restart.
 func TestDockerLogsPrevious(t *testing.T) {
-	n := startDockerNode(t)
+	n := startDockerNode(t, privatePorts...)
 	n.create(`apiVersion: v1
 kind: Pod
 metadata:

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -23,14 +24,32 @@ type rawClient struct {
 	buf  bytes.Buffer
 	// contentType of the bodies posted; empty means application/json.
 	contentType string
+	// header is more header lines sent with each request, each ending in "\r\n"
+	// (an Authorization header, say).
+	header string
 }
 
 func dialRaw(base string) (*rawClient, error) {
+	return dialRawTLS(base, nil)
+}
+
+// dialRawTLS is dialRaw that speaks TLS with tlsConfig (ALPN http/1.1) to an https base.
+func dialRawTLS(base string, tlsConfig *tls.Config) (*rawClient, error) {
 	u, err := url.Parse(base)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := net.Dial("tcp", u.Host)
+	var conn net.Conn
+	if u.Scheme == "https" {
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if tlsConfig != nil {
+			cfg = tlsConfig.Clone()
+		}
+		cfg.NextProtos = []string{"http/1.1"}
+		conn, err = tls.Dial("tcp", u.Host, cfg)
+	} else {
+		conn, err = net.Dial("tcp", u.Host)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +63,7 @@ func (c *rawClient) post(path string, body []byte) (int, error) {
 	if ct == "" {
 		ct = "application/json"
 	}
-	fmt.Fprintf(&c.buf, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n", path, c.host, ct, len(body))
+	fmt.Fprintf(&c.buf, "POST %s HTTP/1.1\r\nHost: %s\r\n%sContent-Type: %s\r\nContent-Length: %d\r\n\r\n", path, c.host, c.header, ct, len(body))
 	c.buf.Write(body)
 	if err := c.conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
 		return 0, err

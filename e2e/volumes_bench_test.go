@@ -13,11 +13,25 @@ import (
 
 // BenchmarkDockerPodStartupVolumes measures pod startup latency (create request to
 // every container running, image present) of a pod with one volume, one pod at a
-// time: emptyDir, a gitRepo cloned from a local repository (file://), and a
-// downwardAPI volume, side by side.
+// time: emptyDir, a gitRepo cloned from a local repository (file://), a
+// downwardAPI volume, and a persistentVolumeClaim bound (beforehand) to a hostPath
+// PersistentVolume, side by side. The claim's pods wait for the scheduler's
+// VolumeClaimsBound check and the agent's resolution of the claim to its volume.
 func BenchmarkDockerPodStartupVolumes(b *testing.B) {
-	n := startDockerNode(b)
+	n := startDockerNode(b, privatePorts...)
 	repo := gitRepoForTest(b, "bench")
+	ctx := context.Background()
+	n.create(fmt.Sprintf(claimVolumeDocs, b.TempDir()))
+	Eventually(b, 30*time.Second, "claim data Bound", func() error {
+		c, err := n.cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if c.Status.Phase != corev1.ClaimBound {
+			return fmt.Errorf("phase %s", c.Status.Phase)
+		}
+		return nil
+	})
 	sources := []struct {
 		name string
 		src  corev1.VolumeSource
@@ -26,8 +40,8 @@ func BenchmarkDockerPodStartupVolumes(b *testing.B) {
 		{"gitrepo", corev1.VolumeSource{GitRepo: &corev1.GitRepoVolumeSource{Repository: "file://" + repo, Directory: "."}}},
 		{"downwardapi", corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
 			{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}},
+		{"claim", corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
 	}
-	ctx := context.Background()
 	for i := 0; i < b.N; i++ {
 		seen := n.watchRunning(b)
 		for _, s := range sources {

@@ -5,11 +5,15 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kubeactor/kubeactor/actors/node"
+	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 	"github.com/kubeactor/kubeactor/persistence"
 )
@@ -21,6 +25,11 @@ type Explanation struct {
 	Lines []string `json:"lines"`
 	// Scheduling is a bound pod's decision record (its scheduler.DecisionAnnotation).
 	Scheduling *scheduler.Record `json:"scheduling,omitempty"`
+	// Evaluation is a pod's decision evaluated now, every node with its verdict
+	// (scheduler.Evaluate); the Lines word the first MaxExplainedNodes.
+	Evaluation *scheduler.Evaluation `json:"evaluation,omitempty"`
+	// Node is a node's readiness and what eviction would do.
+	Node *NodeState `json:"node,omitempty"`
 	// Syncs are an RC's recent syncs that decided something (from the traces kept).
 	Syncs []SyncDecision `json:"syncs,omitempty"`
 }
@@ -63,12 +72,7 @@ func (s *Server) explainPod(x *Explanation, p *corev1.Pod) {
 		add("being deleted since %s", p.DeletionTimestamp.UTC().Format("15:04:05"))
 	}
 	if p.Spec.NodeName == "" {
-		add("not scheduled yet")
-		if msg, ok := s.lastEvent(p.Namespace, "Pod", p.Name, "FailedScheduling"); ok {
-			add("pending because: %s", msg)
-		} else {
-			add("pending: waiting for a scheduling round (no failure recorded)")
-		}
+		s.explainPending(x, p)
 		return
 	}
 	add("node: %s", p.Spec.NodeName)
@@ -89,6 +93,14 @@ func (s *Server) explainPod(x *Explanation, p *corev1.Pod) {
 	} else {
 		add("bound without a scheduler record (nodeName set by its creator)")
 	}
+	ev := s.evaluate(p)
+	x.Evaluation = &ev
+	best := ev.Winner
+	if best == "" {
+		best = "none"
+	}
+	add("the same pod evaluated now, as if pending, against %d node(s): %d fit, the best now: %s", len(ev.Nodes), ev.Feasible, best)
+	s.addVerdicts(x, ev, p.Spec.NodeName)
 	for _, cs := range p.Status.Conditions {
 		add("condition %s=%s %s", cs.Type, cs.Status, cs.Reason)
 	}
@@ -102,6 +114,129 @@ func (s *Server) explainPod(x *Explanation, p *corev1.Pod) {
 			add("container %s: terminated (%s, exit %d)", cs.Name, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode)
 		}
 	}
+}
+
+// explainPending says why a pod is not bound: whether the scheduler looks at it at
+// all, what it last said, and the decision it would make now, node by node.
+func (s *Server) explainPending(x *Explanation, p *corev1.Pod) {
+	add := func(f string, a ...any) { x.Lines = append(x.Lines, fmt.Sprintf(f, a...)) }
+	add("not scheduled yet")
+	if !scheduler.Pending(p) {
+		switch {
+		case p.DeletionTimestamp != nil, podpkg.Terminal(p):
+			add("the scheduler leaves it alone: it is being deleted or has finished")
+		default:
+			add("the scheduler leaves it alone: it names scheduler %q", p.Spec.SchedulerName)
+		}
+		return
+	}
+	if msg, ok := s.lastEvent(p.Namespace, "Pod", p.Name, "FailedScheduling"); ok {
+		add("last scheduling attempt: %s", msg)
+	} else {
+		add("no failed scheduling attempt recorded")
+	}
+	ev := s.evaluate(p)
+	x.Evaluation = &ev
+	if ev.Winner == "" {
+		d := scheduler.Decision{Nodes: len(ev.Nodes), Feasible: ev.Feasible, Reasons: map[string]int{}}
+		for _, v := range ev.Nodes {
+			d.Reasons[v.Reason]++
+		}
+		add("pending now because: %s", scheduler.FailedSchedulingMessage(d))
+	} else {
+		add("%d of %d node(s) fit now: the next scheduling round places it on %s (or on one tied with it)", ev.Feasible, len(ev.Nodes), ev.Winner)
+	}
+	s.addVerdicts(x, ev, "")
+}
+
+// MaxExplainedNodes is how many nodes an explanation's lines list; its Evaluation
+// (-o json) has them all.
+const MaxExplainedNodes = 20
+
+// addVerdicts words the first MaxExplainedNodes verdicts (and the node the pod is
+// bound to, when further down) and says how many more there are.
+func (s *Server) addVerdicts(x *Explanation, ev scheduler.Evaluation, boundTo string) {
+	add := func(f string, a ...any) { x.Lines = append(x.Lines, fmt.Sprintf(f, a...)) }
+	shown := 0
+	for i, v := range ev.Nodes {
+		if i >= MaxExplainedNodes && v.Node != boundTo {
+			continue
+		}
+		shown++
+		var mark []string
+		if v.Node == boundTo {
+			mark = append(mark, "bound here")
+		}
+		if v.Winner {
+			w := "best now"
+			if boundTo == "" {
+				w = "would be chosen"
+			}
+			if ev.Ties > 1 {
+				w += fmt.Sprintf(", tied with %d other(s): the scheduler draws among them", ev.Ties-1)
+			}
+			mark = append(mark, w)
+		}
+		suffix := ""
+		if len(mark) > 0 {
+			suffix = "  <- " + strings.Join(mark, "; ")
+		}
+		if !v.Fits {
+			add("  node %s: refused by %s: %s%s", v.Node, v.Predicate, v.Reason, suffix)
+			continue
+		}
+		parts := make([]string, len(v.Scores))
+		for k, ps := range v.Scores {
+			parts[k] = fmt.Sprintf("%s %.2f", ps.Name, ps.Score)
+			if ps.Weight != 1 {
+				parts[k] = fmt.Sprintf("%d x %s", ps.Weight, parts[k])
+			}
+		}
+		add("  node %s: fits, score %.2f = %s%s", v.Node, v.Score, strings.Join(parts, " + "), suffix)
+	}
+	if more := len(ev.Nodes) - shown; more > 0 {
+		add("  ... and %d more node(s) (-o json lists them all)", more)
+	}
+}
+
+// evaluate runs the scheduler's predicates and priorities, with the server's policy,
+// for the pod against the store's current nodes, pods, services, controllers and
+// claims (scheduler.Evaluate).
+func (s *Server) evaluate(p *corev1.Pod) scheduler.Evaluation {
+	var cl scheduler.Cluster
+	s.store.Snapshot("nodes").Ascend("", "", func(it *persistence.Item) bool {
+		if n, ok := it.Object.(*corev1.Node); ok {
+			cl.Nodes = append(cl.Nodes, n)
+		}
+		return true
+	})
+	s.store.Snapshot("pods").Ascend("", "", func(it *persistence.Item) bool {
+		if o, ok := it.Object.(*corev1.Pod); ok && o.Spec.NodeName != "" {
+			cl.Pods = append(cl.Pods, o)
+		}
+		return true
+	})
+	s.store.Snapshot("services").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
+		if o, ok := it.Object.(*corev1.Service); ok {
+			cl.Services = append(cl.Services, o)
+		}
+		return true
+	})
+	s.store.Snapshot("replicationcontrollers").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
+		if o, ok := it.Object.(*corev1.ReplicationController); ok {
+			cl.Controllers = append(cl.Controllers, o)
+		}
+		return true
+	})
+	cl.Claims = func(ns, name string) *corev1.PersistentVolumeClaim {
+		it, err := s.store.Get(persistence.Key{Resource: "persistentvolumeclaims", Namespace: ns, Name: name})
+		if err != nil {
+			return nil
+		}
+		c, _ := it.Object.(*corev1.PersistentVolumeClaim)
+		return c
+	}
+	return scheduler.Evaluate(p, cl, &s.policy)
 }
 
 func (s *Server) explainRC(x *Explanation, key string, rc *corev1.ReplicationController) {
@@ -158,23 +293,154 @@ func (s *Server) explainRC(x *Explanation, key string, rc *corev1.ReplicationCon
 	}
 }
 
+// NodeState is a node's readiness as the node controller judges it, and what the
+// eviction of its pods would do.
+type NodeState struct {
+	Ready   corev1.ConditionStatus `json:"ready"` // Unknown also when never posted
+	Reason  string                 `json:"reason,omitempty"`
+	Message string                 `json:"message,omitempty"`
+	// LastHeartbeat is the Ready condition's; nil when the node never posted status.
+	LastHeartbeat *metav1.Time `json:"lastHeartbeat,omitempty"`
+	HeartbeatAge  string       `json:"heartbeatAge,omitempty"`
+	// GracePeriod is --node-monitor-grace-period, or --node-startup-grace-period for
+	// a node that never posted.
+	GracePeriod        string `json:"gracePeriod"`
+	PodEvictionTimeout string `json:"podEvictionTimeout"`
+	// EvictionAt is when the node controller evicts the node's pods if it stays as it
+	// is; nil while it is Ready with fresh heartbeats.
+	EvictionAt *metav1.Time `json:"evictionAt,omitempty"`
+	// Pods are namespace/name of the pods bound here that an eviction deletes.
+	Pods []string `json:"pods"`
+}
+
 func (s *Server) explainNode(x *Explanation, n *corev1.Node) {
 	add := func(f string, a ...any) { x.Lines = append(x.Lines, fmt.Sprintf(f, a...)) }
 	if n.Spec.Unschedulable {
 		add("cordoned: the scheduler places no new pods here")
 	}
-	for _, c := range n.Status.Conditions {
-		add("condition %s=%s (%s) %s, last heartbeat %s", c.Type, c.Status, c.Reason, c.Message,
-			c.LastHeartbeatTime.UTC().Format("15:04:05"))
-	}
-	pods := 0
+	var pods []*corev1.Pod
 	s.store.Snapshot("pods").Ascend("", "", func(it *persistence.Item) bool {
 		if p, ok := it.Object.(*corev1.Pod); ok && p.Spec.NodeName == n.Name {
-			pods++
+			pods = append(pods, p)
 		}
 		return true
 	})
-	add("%d pod(s) bound here: if the node stays NotReady past the eviction timeout they are deleted", pods)
+	now := s.now()
+	st := nodeState(n, pods, s.nodeTimes, now)
+	x.Node = &st
+	if st.LastHeartbeat == nil {
+		add("ready: Unknown: the node never posted status (created %s ago; startup grace period %s)",
+			age(now, n.CreationTimestamp.Time), st.GracePeriod)
+	} else {
+		why := st.Reason
+		if st.Message != "" {
+			why += ": " + st.Message
+		}
+		add("ready: %s (%s), last heartbeat %s ago at %s (grace period %s)", st.Ready, why, st.HeartbeatAge,
+			st.LastHeartbeat.UTC().Format("15:04:05"), st.GracePeriod)
+	}
+	grace := s.nodeTimes.MonitorGracePeriod
+	fromHeartbeat := fmt.Sprintf("pods are evicted %s (--pod-eviction-timeout) after the last heartbeat less the grace period", st.PodEvictionTimeout)
+	switch {
+	case st.LastHeartbeat == nil:
+		add("never ready: pods are evicted %s after its creation less the startup grace period", st.PodEvictionTimeout)
+	case st.Ready == corev1.ConditionTrue && st.EvictionAt == nil:
+		add("healthy: marked Unknown if no heartbeat comes by %s; nothing is evicted",
+			st.LastHeartbeat.Add(grace).UTC().Format("15:04:05"))
+	case st.Ready == corev1.ConditionUnknown:
+		add("NotReady: the kubelet stopped posting status; %s", fromHeartbeat)
+	case now.Before(st.LastHeartbeat.Add(grace)): // False, posted by the kubelet
+		add("NotReady since %s (the kubelet says so): pods are evicted %s (--pod-eviction-timeout) after that",
+			st.transition(n).UTC().Format("15:04:05"), st.PodEvictionTimeout)
+	default:
+		add("no heartbeat for longer than the grace period: the node controller marks it Unknown at its next check; %s", fromHeartbeat)
+	}
+	if st.EvictionAt != nil {
+		if now.Before(st.EvictionAt.Time) {
+			add("%d pod(s) bound here will be evicted at about %s (in %s) if the node stays not ready",
+				len(st.Pods), st.EvictionAt.UTC().Format("15:04:05"), age(st.EvictionAt.Time, now))
+		} else {
+			add("eviction due since about %s (%s ago): %d pod(s) still bound here are being deleted at the evictor's pace",
+				st.EvictionAt.UTC().Format("15:04:05"), age(now, st.EvictionAt.Time), len(st.Pods))
+		}
+	} else {
+		add("%d pod(s) bound here", len(st.Pods))
+	}
+	for i, p := range st.Pods {
+		if i == MaxExplainedNodes {
+			add("  ... and %d more pod(s) (-o json lists them all)", len(st.Pods)-i)
+			break
+		}
+		add("  pod %s", p)
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			continue
+		}
+		add("condition %s=%s (%s) %s, last heartbeat %s", c.Type, c.Status, c.Reason, c.Message,
+			c.LastHeartbeatTime.UTC().Format("15:04:05"))
+	}
+}
+
+// nodeState reads a node's Ready condition as node.Decide does: a node that never
+// posted status gets the startup grace period from its creation; pods are evicted
+// PodEvictionTimeout after the transition of a False condition the kubelet keeps
+// posting, or after the last heartbeat less the grace period when the status is (or
+// is about to be marked, heartbeats having stopped) Unknown. The controller counts on its own clock from when it saw those times, so
+// after a restart of the controller it waits a fresh grace period: the times are
+// those of an undisturbed controller.
+func nodeState(n *corev1.Node, pods []*corev1.Pod, cfg node.Config, now time.Time) NodeState {
+	st := NodeState{Ready: corev1.ConditionUnknown, GracePeriod: cfg.MonitorGracePeriod.String(),
+		PodEvictionTimeout: cfg.PodEvictionTimeout.String(), Pods: []string{}}
+	for _, v := range node.Victims(n.Name, pods) {
+		st.Pods = append(st.Pods, v.String())
+	}
+	sort.Strings(st.Pods)
+	var cond *corev1.NodeCondition
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			cond = &n.Status.Conditions[i]
+			break
+		}
+	}
+	grace, heartbeat := cfg.MonitorGracePeriod, n.CreationTimestamp.Time
+	if cond == nil {
+		grace = cfg.StartupGracePeriod
+		st.GracePeriod = grace.String()
+	} else {
+		st.Ready, st.Reason, st.Message = cond.Status, cond.Reason, cond.Message
+		hb := cond.LastHeartbeatTime
+		st.LastHeartbeat, heartbeat = &hb, hb.Time
+		st.HeartbeatAge = age(now, heartbeat)
+	}
+	fresh := cond != nil && now.Before(heartbeat.Add(grace))
+	var due time.Time
+	switch {
+	case st.Ready == corev1.ConditionTrue && fresh:
+		return st
+	case st.Ready == corev1.ConditionFalse && fresh: // the kubelet posts that it is not ready
+		due = cond.LastTransitionTime.Add(cfg.PodEvictionTimeout)
+	default: // Unknown, or about to be marked so: heartbeats stopped
+		due = heartbeat.Add(cfg.PodEvictionTimeout - grace)
+	}
+	at := metav1.NewTime(due)
+	st.EvictionAt = &at
+	return st
+}
+
+// transition is when the node's Ready condition last changed.
+func (st NodeState) transition(n *corev1.Node) time.Time {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return n.CreationTimestamp.Time
+}
+
+// age is to - from, rounded to the second, never negative.
+func age(to, from time.Time) string {
+	return max(to.Sub(from), 0).Round(time.Second).String()
 }
 
 // lastEvent is the message of the latest event of reason about the object.
@@ -208,4 +474,28 @@ func orZero(s string) string {
 		return "0"
 	}
 	return s
+}
+
+// explainConfig reads the scheduler policy and node timing explain uses.
+func (s *Server) explainConfig(cfg Config) error {
+	s.policy = scheduler.DefaultPolicy()
+	if cfg.SchedulerPolicy != nil {
+		p, err := scheduler.ParsePolicy(cfg.SchedulerPolicy)
+		if err != nil {
+			return fmt.Errorf("gateway: scheduler policy: %w", err)
+		}
+		s.policy = p
+	}
+	s.nodeTimes = cfg.NodeMonitoring
+	d := node.DefaultConfig()
+	if s.nodeTimes.MonitorGracePeriod <= 0 {
+		s.nodeTimes.MonitorGracePeriod = d.MonitorGracePeriod
+	}
+	if s.nodeTimes.StartupGracePeriod <= 0 {
+		s.nodeTimes.StartupGracePeriod = d.StartupGracePeriod
+	}
+	if s.nodeTimes.PodEvictionTimeout <= 0 {
+		s.nodeTimes.PodEvictionTimeout = d.PodEvictionTimeout
+	}
+	return nil
 }

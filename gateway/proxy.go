@@ -219,10 +219,8 @@ func (s *Server) streaming(c echo.Context, rq *request) error {
 	switch {
 	case rq.res.Kind == "Pod" && rq.sub == "log":
 		return s.podLog(c, rq)
-	case rq.res.Kind == "Pod" && (rq.sub == "exec" || rq.sub == "portforward"):
+	case rq.res.Kind == "Pod" && (rq.sub == "exec" || rq.sub == "attach" || rq.sub == "portforward"):
 		return s.podStream(c, rq)
-	case rq.res.Kind == "Pod" && rq.sub == "attach":
-		return apierrors.NewBadRequest("attach is not supported")
 	case rq.sub == "proxy":
 		return s.proxyTo(c, rq.res.Name, rq.namespace, rq.name, "/"+c.Param("*"))
 	}
@@ -296,8 +294,8 @@ func (s *Server) proxyTo(c echo.Context, res, namespace, nameWithPort, path stri
 	return nil
 }
 
-// podStream forwards exec and portforward to the pod's node agent; the upgrade
-// (SPDY or WebSocket) passes through.
+// podStream forwards exec, attach and portforward to the pod's node agent; the
+// upgrade (SPDY or WebSocket) passes through.
 func (s *Server) podStream(c echo.Context, rq *request) error {
 	pod, err := getTyped[*corev1.Pod](s, "pods", rq.namespace, rq.name)
 	if err != nil {
@@ -313,16 +311,16 @@ func (s *Server) podStream(c echo.Context, rq *request) error {
 		target.Path = "/portForward/" + pod.Namespace + "/" + pod.Name
 		target.RawQuery = q.Encode()
 	} else {
-		// The agent's exec speaks SPDY (and WebSocket up to v4, not kubectl's v5):
-		// refuse WebSocket here, so clients fall back to SPDY at once.
+		// The agent's exec and attach speak SPDY (and WebSocket up to v4, not
+		// kubectl's v5): refuse WebSocket here, so clients fall back to SPDY at once.
 		if strings.EqualFold(c.Request().Header.Get("Upgrade"), "websocket") {
-			return apierrors.NewBadRequest("exec over WebSocket is not supported by the node agent; use SPDY")
+			return apierrors.NewBadRequest(rq.sub + " over WebSocket is not supported by the node agent; use SPDY")
 		}
 		container, err := podContainer(pod, q.Get("container"))
 		if err != nil {
 			return err
 		}
-		target.Path = "/exec/" + pod.Namespace + "/" + pod.Name + "/" + container
+		target.Path = "/" + rq.sub + "/" + pod.Namespace + "/" + pod.Name + "/" + container
 		target.RawQuery = agentExecQuery(q).Encode()
 	}
 	s.reverseProxy(c, target)

@@ -18,6 +18,8 @@ import (
 	"github.com/kubeactor/kubeactor/actors"
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
+	"github.com/kubeactor/kubeactor/actors/node"
+	"github.com/kubeactor/kubeactor/actors/scheduler"
 	"github.com/kubeactor/kubeactor/gateway/authn"
 	"github.com/kubeactor/kubeactor/gateway/authz"
 	"github.com/kubeactor/kubeactor/gateway/openapi"
@@ -68,6 +70,12 @@ type Config struct {
 	// Tracer traces requests and serves the traces and explain paths (tracing.go);
 	// nil traces nothing.
 	Tracer *tracing.Tracer
+	// SchedulerPolicy is the scheduler's --policy-config-file (nil: the default
+	// policy), so that explain evaluates pods as the scheduler does (explain.go).
+	SchedulerPolicy []byte
+	// NodeMonitoring is the node controller's timing (grace periods, pod eviction
+	// timeout) that explain words a node's future with; zero fields mean the defaults.
+	NodeMonitoring node.Config
 	// TestHooks serves POST /debug/kubeactor/panic?resource=&namespace=&name=, which
 	// makes that object's actor panic (e2e tests of supervision). Never in production.
 	TestHooks bool
@@ -93,6 +101,9 @@ type Server struct {
 	metrics *serverMetrics  // metrics.go
 	tracer  *tracing.Tracer // tracing.go
 
+	policy    scheduler.Policy // explain.go
+	nodeTimes node.Config      // explain.go
+
 	echo    *echo.Echo
 	peer    *forwarder  // forward.go
 	replica replicaView // the store, as a replica
@@ -110,6 +121,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.actors.Store(cfg.Actors)
 	s.booted.Store(cfg.Actors != nil)
+	if err := s.explainConfig(cfg); err != nil {
+		return nil, err
+	}
 	s.replica = cfg.Store
 	if s.log == nil {
 		s.log = logrus.StandardLogger()

@@ -1,7 +1,13 @@
 package gateway
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 	"go.opentelemetry.io/otel/attribute"
@@ -19,11 +25,23 @@ import (
 // GET /kubeactor/v1/traces/{resource}[/{namespace}]/{name} answers the object's
 // recent spans (tracing.Store.History) as JSON.
 
-// TracesPath and ExplainPath prefix the troubleshooting paths.
+// The node agents' side (docs/architecture.md, tracing): GET
+// /kubeactor/v1/lastwrite/{resource}[/{namespace}]/{name} answers the traceparent of
+// the object's last write (tracing.Tracer.Recall), so an agent woken by the write
+// continues its trace; POST /kubeactor/v1/spans takes an agent's finished spans
+// (OTLP over HTTP, protobuf) into the store, so the traces path shows them.
+
+// TracesPath and ExplainPath prefix the troubleshooting paths; LastWritePath and
+// SpansPath are the agents'.
 const (
-	TracesPath  = "/kubeactor/v1/traces"
-	ExplainPath = "/kubeactor/v1/explain"
+	TracesPath    = "/kubeactor/v1/traces"
+	ExplainPath   = "/kubeactor/v1/explain"
+	LastWritePath = "/kubeactor/v1/lastwrite"
+	SpansPath     = "/kubeactor/v1/spans"
 )
+
+// maxSpansBody bounds the body of a POST to SpansPath.
+const maxSpansBody = 4 << 20
 
 // startRequest starts the span of request c; the returned request carries it.
 // It returns a nil span when tracing is off.
@@ -32,6 +50,9 @@ func (s *Server) startRequest(c echo.Context) (*http.Request, trace.Span) {
 		return c.Request(), nil
 	}
 	req := c.Request()
+	if p := req.URL.Path; p == SpansPath || strings.HasPrefix(p, LastWritePath+"/") {
+		return req, nil // the agents' tracing plumbing is not traced itself
+	}
 	ctx := tracing.Propagator.Extract(req.Context(), propagation.HeaderCarrier(req.Header))
 	name := c.Path()
 	if name == "" {
@@ -61,7 +82,61 @@ func (s *Server) mountTroubleshooting(e *echo.Echo) {
 	for _, p := range []string{"/:resource/:namespace/:name", "/:resource/:name"} {
 		e.GET(TracesPath+p, s.traces)
 		e.GET(ExplainPath+p, s.explain)
+		e.GET(LastWritePath+p, s.lastWrite)
 	}
+	e.POST(SpansPath, s.ingestSpans)
+}
+
+// LastWrite is the answer of the last-write path.
+type LastWrite struct {
+	Object      string `json:"object"`
+	Traceparent string `json:"traceparent,omitempty"` // "" when no write of it is remembered
+}
+
+func (s *Server) lastWrite(c echo.Context) error {
+	_, _, key, err := troubleshootKey(c)
+	if err != nil {
+		return err
+	}
+	lw := LastWrite{Object: key}
+	if sc := s.tracer.Recall(key); sc.IsValid() {
+		h := http.Header{}
+		tracing.Propagator.Inject(trace.ContextWithSpanContext(context.Background(), sc), propagation.HeaderCarrier(h))
+		lw.Traceparent = h.Get("traceparent")
+	}
+	return writeJSON(c, http.StatusOK, lw)
+}
+
+// ingestSpans keeps a node agent's finished spans (an OTLP ExportTraceServiceRequest
+// in protobuf); a server without tracing takes them and keeps nothing. It answers an
+// empty ExportTraceServiceResponse.
+func (s *Server) ingestSpans(c echo.Context) error {
+	req := c.Request()
+	if ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); ct != "application/x-protobuf" {
+		return apierrors.NewGenericServerResponse(http.StatusUnsupportedMediaType, "create", schema.GroupResource{}, "",
+			fmt.Sprintf("spans: content type %q: want application/x-protobuf (OTLP)", ct), 0, false)
+	}
+	if req.Header.Get("Content-Encoding") != "" {
+		return apierrors.NewBadRequest("spans: content encoding " + req.Header.Get("Content-Encoding") + " not accepted")
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, maxSpansBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("spans: more than %d bytes", maxSpansBody))
+		}
+		return apierrors.NewBadRequest("spans: " + err.Error())
+	}
+	spans, err := tracing.Decode(body)
+	if err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	if st := s.tracer.Store(); st != nil {
+		for _, sp := range spans {
+			st.Add(sp)
+		}
+	}
+	return c.Blob(http.StatusOK, "application/x-protobuf", nil)
 }
 
 // TraceHistory is the answer of the traces path.

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
+
+	"github.com/kubeactor/kubeactor/nodeagent/spans"
 )
 
 // Options says how to reach the API server.
@@ -32,12 +34,17 @@ type Options struct {
 	Burst      int
 	MaxConns   int    // idle connections kept to the server; at least the writers' count
 	UserAgent  string // e.g. "kubeactor-agent/v0.1.0"
+	// Trace sends the trace context of each request's context as a traceparent
+	// header (spans.Inject): the server's spans of the agent's writes continue the
+	// agent's trace.
+	Trace bool
 }
 
 // Client talks to the API server on behalf of one or many nodes. It is safe for
 // concurrent use.
 type Client struct {
-	cs kubernetes.Interface
+	cs  kubernetes.Interface
+	cfg *rest.Config // nil for NewForClientset
 }
 
 // New connects (lazily) to the server in o. Requests and responses use protobuf, the
@@ -94,11 +101,14 @@ func New(o Options) (*Client, error) {
 			return f
 		}
 	}
+	if o.Trace {
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return spans.Inject{Next: rt} })
+	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", cfg.Host, err)
 	}
-	return &Client{cs: cs}, nil
+	return &Client{cs: cs, cfg: cfg}, nil
 }
 
 // NewForClientset wraps an existing clientset (for tests and embedders).

@@ -27,6 +27,7 @@ import (
 	"github.com/kubeactor/kubeactor/nodeagent/nodestatus"
 	"github.com/kubeactor/kubeactor/nodeagent/podnet"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
+	"github.com/kubeactor/kubeactor/nodeagent/spans"
 )
 
 // Config is the agent's configuration (config.Agent, resolved).
@@ -58,6 +59,7 @@ type Config struct {
 	HTTPCheckFrequency  time.Duration  // how often ManifestURL is fetched
 	ImageGC             *ImageGCPolicy // nil: images are never removed
 	Metrics             *metrics.Agent // the agent's metrics; nil measures nothing
+	Tracer              *spans.Tracer  // traces pod syncs (tracing.go); nil traces nothing
 }
 
 // Agent is one Docker node.

@@ -26,6 +26,11 @@ type fakeEngine struct {
 
 	imports []imported
 	removed []string // image ids
+
+	// registry, when set, is a fake registry: image to the "user:password" its pull
+	// needs. pulls records each pull tried, as "image user".
+	registry map[string]string
+	pulls    []string
 }
 
 func newFakeEngine(images ...string) *fakeEngine {
@@ -138,8 +143,26 @@ func (e *fakeEngine) InspectImage(_ context.Context, ref string) (string, error)
 	return "sha256:" + ref, nil
 }
 
-func (e *fakeEngine) PullImage(context.Context, string) error {
-	return errors.New("no registry")
+func (e *fakeEngine) PullImage(_ context.Context, ref string, auth *runtime.RegistryAuth) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	need, ok := e.registry[ref]
+	if !ok {
+		return errors.New("no registry")
+	}
+	user := ""
+	if auth != nil {
+		user = auth.Username
+	}
+	e.pulls = append(e.pulls, ref+" "+user)
+	if auth == nil {
+		return errors.New("no basic auth credentials")
+	}
+	if auth.Username+":"+auth.Password != need {
+		return errors.New("unauthorized: authentication required")
+	}
+	e.images[ref] = true
+	return nil
 }
 
 func (e *fakeEngine) Logs(context.Context, string, runtime.LogOptions, io.Writer, io.Writer) error {

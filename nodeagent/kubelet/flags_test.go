@@ -202,4 +202,19 @@ func TestCollectImages(t *testing.T) {
 	if err := b.collectImages(ctx); err != nil || len(eng2.removed) != 0 {
 		t.Errorf("high 100: removed %v (%v)", eng2.removed, err)
 	}
+
+	// A scope leaves every image without a tag of that prefix alone.
+	eng3 := newFakeEngine(testPause, "unused:1", "scoped/unused:2")
+	c := New(Config{PauseImage: testPause, ImageGC: &ImageGCPolicy{High: 0, Low: 0, MinAge: time.Nanosecond, Scope: "scoped/"}}, api, eng3, log)
+	c.engineRoot = t.TempDir()
+	c.now = func() time.Time { return now }
+	for range 2 {
+		now = now.Add(time.Minute)
+		if err := c.collectImages(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Join(eng3.removed, ","); got != "sha256:scoped/unused:2" {
+		t.Errorf("scope scoped/: removed %q", got)
+	}
 }

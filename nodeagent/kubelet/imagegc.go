@@ -18,6 +18,22 @@ import (
 type ImageGCPolicy struct {
 	High, Low int
 	MinAge    time.Duration // an image seen for less than this is kept (0: imageMinAge)
+	// Scope, when set, limits the collection to images with a tag beginning with
+	// it; every other image is kept as if in use (tests on a shared engine).
+	Scope string
+}
+
+// outOfScope tells whether the policy's scope leaves im alone.
+func (p *ImageGCPolicy) outOfScope(im runtime.Image) bool {
+	if p.Scope == "" {
+		return false
+	}
+	for _, tag := range im.Tags {
+		if strings.HasPrefix(tag, p.Scope) {
+			return false
+		}
+	}
+	return true
 }
 
 // imageMinAge keeps an image the agent has just seen (pulled for a container about
@@ -57,6 +73,9 @@ func (a *Agent) collectImages(ctx context.Context) error {
 	present := map[string]bool{}
 	for _, im := range list {
 		present[im.ID] = true
+		if p.outOfScope(im) {
+			inUse[im.ID] = true
+		}
 		seen, ok := a.imagesSeen[im.ID]
 		if !ok {
 			seen = imageSeen{first: now, lastUsed: now}

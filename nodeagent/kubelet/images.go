@@ -3,9 +3,11 @@ package kubelet
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/kubeactor/kubeactor/nodeagent/podsync"
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
@@ -13,8 +15,9 @@ import (
 
 // pullState is the image pull back-off of one container.
 type pullState struct {
-	delay time.Duration
-	until time.Time
+	delay   time.Duration
+	until   time.Time
+	lastErr string // why the last pull failed: the back-off's message repeats it
 }
 
 const (
@@ -49,11 +52,12 @@ func (a *Agent) ensureImage(ctx context.Context, w *worker, pod *corev1.Pod, c *
 	if b, ok := st.pullBackoff[c.Name]; ok && now.Before(b.until) && !present {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
 		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "BackOff", "%s", msg)
-		return &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: msg}, b.until.Sub(now)
+		// As the kubelet does, the waiting message keeps the last pull's reason.
+		return &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: msg + ": ErrImagePull: " + b.lastErr}, b.until.Sub(now)
 	}
 	a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	pullStart := time.Now()
-	err = a.rt.PullImage(ctx, c.Image)
+	err = a.pullImage(ctx, pod, c.Image)
 	a.cfg.Metrics.ImagePulled(time.Since(pullStart), err)
 	if err != nil {
 		if present {
@@ -63,6 +67,7 @@ func (a *Agent) ensureImage(ctx context.Context, w *worker, pod *corev1.Pod, c *
 		b := st.pullBackoff[c.Name]
 		b.delay = min(max(2*b.delay, pullBackoffInitial), pullBackoffMax)
 		b.until = now.Add(b.delay)
+		b.lastErr = err.Error()
 		st.pullBackoff[c.Name] = b
 		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
 		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "Failed", "%s", msg)
@@ -72,4 +77,52 @@ func (a *Agent) ensureImage(ctx context.Context, w *worker, pod *corev1.Pod, c *
 	delete(st.pullBackoff, c.Name)
 	a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q", c.Image)
 	return nil, 0
+}
+
+// pullImage pulls image with the credentials of the pod's image pull secrets that
+// match its registry, trying each until one works, as the kubelet does; with none,
+// it pulls without credentials. A secret that cannot be read is left out with a
+// warning: the registry's refusal is then the pull's reason.
+func (a *Agent) pullImage(ctx context.Context, pod *corev1.Pod, image string) error {
+	var secrets []*corev1.Secret
+	var missing []string
+	for _, ref := range pod.Spec.ImagePullSecrets {
+		if ref.Name == "" {
+			continue
+		}
+		s, err := a.cs.CoreV1().Secrets(pod.Namespace).Get(ctx, ref.Name, getOpts)
+		if err != nil {
+			if !apierrors.IsNotFound(err) {
+				a.log.WithError(err).WithField("pod", pod.Namespace+"/"+pod.Name).Warnf("get image pull secret %q", ref.Name)
+			}
+			missing = append(missing, ref.Name)
+			continue
+		}
+		secrets = append(secrets, s)
+	}
+	if len(missing) > 0 {
+		msg := fmt.Sprintf("Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", "))
+		a.log.WithField("pod", pod.Namespace+"/"+pod.Name).Warn(msg)
+		a.rec.Eventf(pod, corev1.EventTypeWarning, "FailedToRetrieveImagePullSecret", "%s", msg)
+	}
+	keyring, err := podsync.PullKeyring(secrets)
+	if err != nil {
+		return fmt.Errorf("image pull secrets: %w", err)
+	}
+	creds := keyring.Lookup(image)
+	if len(creds) == 0 {
+		return a.rt.PullImage(ctx, image, nil)
+	}
+	var msgs []string
+	for i := range creds {
+		err := a.rt.PullImage(ctx, image, &creds[i])
+		if err == nil {
+			return nil
+		}
+		if len(creds) == 1 {
+			return err
+		}
+		msgs = append(msgs, err.Error())
+	}
+	return fmt.Errorf("each of %d matching credentials failed: %s", len(creds), strings.Join(msgs, "; "))
 }

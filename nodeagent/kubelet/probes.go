@@ -76,11 +76,15 @@ func (a *Agent) runProbes(ctx context.Context, w *worker, pod *corev1.Pod, obs p
 			}
 			now := a.now()
 			if podsync.ProbeDue(spec, cur.StartedAt, rec.lastRun, now) {
+				started := time.Now()
 				ok, msg := a.probe(ctx, spec, c, cur, sandbox.IP)
 				a.cfg.Metrics.Probed(kind.String(), ok)
 				before := rec.state.Result
 				rec.state = podsync.NextProbe(spec, rec.state, ok)
 				rec.lastRun = now
+				if before != rec.state.Result {
+					st.trace.probeChanged(ctx, kind, c.Name, started, rec.state.Result, msg) // tracing.go
+				}
 				if !ok {
 					a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", kind, msg)
 				}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,6 +34,17 @@ const retrySoon = 2 * time.Second
 // removed.
 func (a *Agent) syncPod(ctx context.Context, w *worker) (time.Duration, bool) {
 	pod := w.latest.Load()
+	ctx, tr := a.traceSync(ctx, w, pod) // tracing.go
+	w.st.trace = tr
+	next, finished := a.sync(ctx, w, pod)
+	w.st.trace = nil
+	tr.end(w, attribute.String("requeue", next.String()), attribute.Bool("finished", finished))
+	return next, finished
+}
+
+// sync is syncPod's work, traced by w.st.trace.
+func (a *Agent) sync(ctx context.Context, w *worker, pod *corev1.Pod) (time.Duration, bool) {
+	tr := w.st.trace
 	log := a.log.WithField("pod", pod.Namespace+"/"+pod.Name)
 	obs, err := a.observe(ctx, pod.UID)
 	if err != nil {
@@ -39,6 +52,9 @@ func (a *Agent) syncPod(ctx context.Context, w *worker) (time.Duration, bool) {
 		return retrySoon, false
 	}
 	if w.gone.Load() || pod.DeletionTimestamp != nil {
+		if len(obs.Containers) > 0 {
+			ctx = tr.begin(ctx)
+		}
 		return a.terminate(ctx, w, pod, obs, log)
 	}
 
@@ -76,6 +92,13 @@ func (a *Agent) syncPod(ctx context.Context, w *worker) (time.Duration, bool) {
 		st.waiting[name] = wt
 		if wt.Reason == "CrashLoopBackOff" {
 			a.rec.Eventf(podsync.ContainerRef(pod, name), corev1.EventTypeWarning, "BackOff", "%s", wt.Message)
+		}
+	}
+	if plan.KillPod || len(plan.Kill) > 0 || plan.CreateSandbox || len(plan.Start) > 0 {
+		ctx = tr.begin(ctx)
+		if sp := trace.SpanFromContext(ctx); sp.IsRecording() {
+			sp.SetAttributes(attribute.Bool("plan.killPod", plan.KillPod), attribute.Int("plan.kill", len(plan.Kill)),
+				attribute.Bool("plan.createSandbox", plan.CreateSandbox), attribute.Int("plan.start", len(plan.Start)))
 		}
 	}
 	grace := gracePeriod(pod)
@@ -308,7 +331,8 @@ func (a *Agent) postStatus(ctx context.Context, w *worker, pod *corev1.Pod, obs 
 		st.posted = &status
 		return
 	}
-	_, err := a.api.UpdatePodStatus(ctx, target, func(cur *corev1.Pod) (corev1.PodStatus, bool) {
+	ctx = st.trace.begin(ctx) // the status write continues the sync's trace
+	updated, err := a.api.UpdatePodStatus(ctx, target, func(cur *corev1.Pod) (corev1.PodStatus, bool) {
 		s := podsync.ComputeStatus(cur, obs, in, a.now())
 		return s, !apiequality.Semantic.DeepEqual(cur.Status, s)
 	})
@@ -319,6 +343,9 @@ func (a *Agent) postStatus(ctx context.Context, w *worker, pod *corev1.Pod, obs 
 		return
 	}
 	st.posted = &status
+	if updated != nil && !w.static {
+		st.postedRV = updated.ResourceVersion
+	}
 }
 
 // measure keeps the worker's running count for the metrics, and observes the pod's

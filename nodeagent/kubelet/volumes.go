@@ -49,6 +49,7 @@ const (
 	dirSecret      = "kubernetes.io~secret"
 	dirDownwardAPI = "kubernetes.io~downward-api"
 	dirGitRepo     = "kubernetes.io~git-repo"
+	dirNFS         = "kubernetes.io~nfs"
 )
 
 // mountVolume prepares one volume and returns its host path. Each volume type this
@@ -79,13 +80,16 @@ func (a *Agent) mountVolume(ctx context.Context, pod *corev1.Pod, v *corev1.Volu
 		return path, cloneGitRepo(ctx, v.GitRepo, path)
 	case "persistentVolumeClaim":
 		return a.claimPath(ctx, pod, v.PersistentVolumeClaim) // claims.go
+	case "nfs":
+		path := dir(dirNFS)
+		return path, mountNFS(ctx, v.NFS, path)
 	default:
 		return "", unsupportedVolume{name: v.Name, kind: kind}
 	}
 }
 
 // unsupportedVolume says that this node does not serve a volume's type (iscsi,
-// rbd, nfs, ...): the pod stays Pending with one FailedMount event saying so.
+// rbd, cephfs, ...): the pod stays Pending with one FailedMount event saying so.
 type unsupportedVolume struct{ name, kind string }
 
 func (e unsupportedVolume) Error() string {
@@ -93,6 +97,40 @@ func (e unsupportedVolume) Error() string {
 		return fmt.Sprintf("volume %s: no volume type is set", e.name)
 	}
 	return fmt.Sprintf("volume %s: type %s is not supported on this node", e.name, e.kind)
+}
+
+// nfsTimeout bounds one mount of an nfs volume (mount.nfs retries an unanswering
+// server for minutes).
+const nfsTimeout = time.Minute
+
+// mountNFS mounts the export server:path at path with the machine's NFS client
+// (mount -t nfs; read-only when the volume says so) unless it is mounted already.
+// A failed mount carries mount's own words; the sync retries.
+func mountNFS(ctx context.Context, src *corev1.NFSVolumeSource, path string) error {
+	if mounted(path) {
+		return nil
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, nfsTimeout)
+	defer cancel()
+	args := nfsMountArgs(src, path)
+	out, err := exec.CommandContext(ctx, "mount", args...).CombinedOutput()
+	if err != nil {
+		_ = os.Remove(path) // an empty directory left by a failed mount
+		return fmt.Errorf("nfs %s:%s: mount %s: %v: %s", src.Server, src.Path, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// nfsMountArgs are mount's arguments for an nfs volume at path.
+func nfsMountArgs(src *corev1.NFSVolumeSource, path string) []string {
+	args := []string{"-t", "nfs"}
+	if src.ReadOnly {
+		args = append(args, "-o", "ro")
+	}
+	return append(args, src.Server+":"+src.Path, path)
 }
 
 // writeDownwardAPI writes the files of a downwardAPI volume into path, each
@@ -283,10 +321,11 @@ func (a *Agent) mountSecret(ctx context.Context, pod *corev1.Pod, src *corev1.Se
 	return nil
 }
 
-// unmountVolumes unmounts the pod's tmpfs volumes and removes its directory.
+// unmountVolumes unmounts the pod's tmpfs and nfs volumes and removes its
+// directory (never the files of an export: a volume still mounted stops it).
 func (a *Agent) unmountVolumes(uid types.UID) error {
 	dir := a.podDir(uid)
-	for _, kind := range []string{dirSecret, dirEmptyDir} {
+	for _, kind := range []string{dirSecret, dirEmptyDir, dirNFS} {
 		entries, _ := os.ReadDir(filepath.Join(dir, "volumes", kind))
 		for _, e := range entries {
 			p := filepath.Join(dir, "volumes", kind, e.Name())
@@ -311,15 +350,20 @@ func mountTmpfs(path string) error {
 	return nil
 }
 
-// mounted tells whether path is a mount point (from /proc/self/mountinfo).
+// mounted tells whether path, or the path its symbolic links resolve to, is a
+// mount point (from /proc/self/mountinfo).
 func mounted(path string) bool {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return false
 	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		resolved = path
+	}
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
-		if len(f) > 4 && unescapeMount(f[4]) == path {
+		if len(f) > 4 && (unescapeMount(f[4]) == path || unescapeMount(f[4]) == resolved) {
 			return true
 		}
 	}

@@ -104,6 +104,38 @@ func TestCloneGitRepo(t *testing.T) {
 	}
 }
 
+// TestNFSMountArgs: the export and read-only reach mount.
+func TestNFSMountArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		src  corev1.NFSVolumeSource
+		want string
+	}{
+		{"read-write", corev1.NFSVolumeSource{Server: "10.0.0.5", Path: "/exports/data"}, "-t nfs 10.0.0.5:/exports/data /v"},
+		{"read-only", corev1.NFSVolumeSource{Server: "nfs.example", Path: "/", ReadOnly: true}, "-t nfs -o ro nfs.example:/ /v"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := strings.Join(nfsMountArgs(&tt.src, "/v"), " "); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMountedFollowsSymlinks: a mount point reached through a symbolic link is
+// still one (the agent must never remove the files of a mounted export).
+func TestMountedFollowsSymlinks(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "proc-link")
+	if err := os.Symlink("/proc", link); err != nil {
+		t.Fatal(err)
+	}
+	if !mounted("/proc") || !mounted(link) || mounted(dir) {
+		t.Errorf("mounted: /proc %v, link %v, temp dir %v", mounted("/proc"), mounted(link), mounted(dir))
+	}
+}
+
 // TestUnsupportedVolumeMessage: the event's words.
 func TestUnsupportedVolumeMessage(t *testing.T) {
 	a := &Agent{cfg: Config{RootDir: t.TempDir()}}

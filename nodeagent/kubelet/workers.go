@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -42,6 +43,13 @@ type podState struct {
 	posted       *corev1.PodStatus // last status posted
 	reason       string            // pod-level reason and message (a missing secret)
 	message      string
+	// Tracing (tracing.go): the pod version whose sync was traced last, the version
+	// the agent's last status write made, the span of the last sync that acted, and
+	// the span of the sync running now.
+	tracedRV string
+	postedRV string
+	lastSync trace.SpanContext
+	trace    *syncTrace
 }
 
 // send hands pod to its worker, starting one if needed.

@@ -108,6 +108,7 @@ func ContainerConfig(pod *corev1.Pod, index int, node, sandboxID, suffix string,
 		IPCMode:     "container:" + sandboxID,
 		TTY:         c.TTY,
 		Stdin:       c.Stdin,
+		StdinOnce:   c.StdinOnce,
 	}
 	applySecurityContext(&cfg, pod.Spec.SecurityContext, c.SecurityContext)
 	for _, vm := range c.VolumeMounts {

@@ -63,7 +63,7 @@ func TestContainerConfig(t *testing.T) {
 	yes := true
 	pod := testPod("web-1", "prod", "u1")
 	pod.Spec.Containers = []corev1.Container{{
-		Name: "web", Image: "nginx", WorkingDir: "/srv", TTY: true, Stdin: true,
+		Name: "web", Image: "nginx", WorkingDir: "/srv", TTY: true, Stdin: true, StdinOnce: true,
 		Command: []string{"/bin/sh", "-c"},
 		Args:    []string{"echo $(GREETING) $(MISSING) $$(GREETING)"},
 		VolumeMounts: []corev1.VolumeMount{
@@ -103,6 +103,7 @@ func TestContainerConfig(t *testing.T) {
 		Privileged:  true,
 		TTY:         true,
 		Stdin:       true,
+		StdinOnce:   true,
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("config\n%+v\nwant\n%+v", cfg, want)

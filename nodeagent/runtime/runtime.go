@@ -92,6 +92,7 @@ type ContainerConfig struct {
 	ReadonlyRootfs bool
 	TTY            bool
 	Stdin          bool
+	StdinOnce      bool   // the engine closes stdin when the first attached client detaches
 	StopSignal     string // "" for SIGTERM
 }
 
@@ -116,6 +117,14 @@ type ExecOptions struct {
 	Stderr io.Writer // nil to discard; ignored with TTY (the terminal merges them)
 	TTY    bool
 	Resize <-chan TermSize // nil unless TTY
+}
+
+// AttachOptions describe an attachment to a running container's own stdio.
+type AttachOptions struct {
+	Stdin  io.Reader       // nil for none (the container must have been created with Stdin)
+	Stdout io.Writer       // nil for none
+	Stderr io.Writer       // nil for none; ignored when the container has a terminal
+	Resize <-chan TermSize // nil unless the container has a terminal
 }
 
 // Stats is a point-in-time usage sample of one container.
@@ -150,6 +159,17 @@ type Image struct {
 	Created time.Time
 }
 
+// RegistryAuth is a credential for an image registry (from a pod's image pull
+// secrets).
+type RegistryAuth struct {
+	Username string
+	Password string
+	Email    string
+	// ServerAddress is the registry the credential was given for, as its secret
+	// names it.
+	ServerAddress string
+}
+
 // Event is an engine notification that a container changed state.
 type Event struct {
 	ContainerID string
@@ -175,8 +195,9 @@ type Runtime interface {
 
 	// InspectImage returns the id of a local image, or an IsNotFound error.
 	InspectImage(ctx context.Context, ref string) (id string, err error)
-	// PullImage pulls ref from its registry.
-	PullImage(ctx context.Context, ref string) error
+	// PullImage pulls ref from its registry, presenting auth when it is not nil. A
+	// failed pull's error carries the registry's reason.
+	PullImage(ctx context.Context, ref string, auth *RegistryAuth) error
 
 	// Logs writes the container's output; with Follow it returns when ctx ends or
 	// the container stops.
@@ -200,6 +221,16 @@ type Images interface {
 	ListImages(ctx context.Context) ([]Image, error)
 	// RemoveImage removes an image (by id: every tag of it) unless a container uses it.
 	RemoveImage(ctx context.Context, id string) error
+}
+
+// Attacher is what an engine offers beyond Runtime to attach to the main process of
+// a running container (kubectl attach). An engine without it answers attach with an
+// error.
+type Attacher interface {
+	// Attach copies opts.Stdin to the container's stdin and its output to
+	// opts.Stdout and opts.Stderr. It returns when the output ends (the container
+	// stopped) or ctx ends; without output streams, when the input ends.
+	Attach(ctx context.Context, id string, opts AttachOptions) error
 }
 
 // notFound marks errors for missing containers and images.

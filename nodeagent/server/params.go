@@ -92,6 +92,22 @@ type execRequest struct {
 // parseExecQuery reads the command and the streams. It takes both the API's names
 // (stdin=true, ...) and the kubelet's (input=1, output=1, error=1, tty=1).
 func parseExecQuery(q url.Values) (execRequest, error) {
+	er, err := parseStreams(q)
+	if err == nil && len(er.cmd) == 0 {
+		err = errors.New("you must specify at least one command for the container")
+	}
+	return er, err
+}
+
+// parseAttachQuery reads the streams of an attach, which takes no command.
+func parseAttachQuery(q url.Values) (execRequest, error) {
+	er, err := parseStreams(q)
+	er.cmd = nil
+	return er, err
+}
+
+// parseStreams reads the streams of an exec or attach query (and exec's command).
+func parseStreams(q url.Values) (execRequest, error) {
 	er := execRequest{cmd: q["command"]}
 	flag := func(names ...string) bool {
 		for _, n := range names {
@@ -107,9 +123,6 @@ func parseExecQuery(q url.Values) (execRequest, error) {
 	er.tty = flag("tty")
 	if er.tty {
 		er.stderr = false // a terminal merges the two
-	}
-	if len(er.cmd) == 0 {
-		return er, errors.New("you must specify at least one command for the container")
 	}
 	if !er.stdin && !er.stdout && !er.stderr {
 		return er, errors.New("you must specify at least 1 of stdin, stdout, stderr")

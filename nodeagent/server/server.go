@@ -85,6 +85,7 @@ func New(cfg Config) *Server {
 	s.readOnly(mux)
 	mux.HandleFunc("GET /containerLogs/{path...}", s.serveLogs)
 	mux.HandleFunc("/exec/{path...}", s.serveExec)
+	mux.HandleFunc("/attach/{path...}", s.serveAttach)
 	mux.HandleFunc("/portForward/{path...}", s.servePortForward)
 	mux.HandleFunc("POST /run/{path...}", s.serveRun)
 	s.handler = mux

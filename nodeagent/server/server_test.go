@@ -106,6 +106,9 @@ func TestEndpoints(t *testing.T) {
 		{"exec without streams", "POST", "/exec/default/web/nginx?command=ls", 400, []string{"at least 1 of stdin"}},
 		{"exec in a missing container", "POST", "/exec/default/web/sidecar?command=ls&output=1", 404, []string{"not found"}},
 		{"port-forward to a missing pod", "POST", "/portForward/default/nope", 404, []string{"not found"}},
+		{"attach without streams", "POST", "/attach/default/web/nginx", 400, []string{"at least 1 of stdin"}},
+		{"attach bad path", "POST", "/attach/default/web", 404, []string{"expected /attach/"}},
+		{"attach with a runtime that cannot", "POST", "/attach/default/web/nginx?output=1", 501, []string{"cannot attach"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -370,6 +373,7 @@ func TestReadOnlyAndHealthzPorts(t *testing.T) {
 		{"read-only: no exec", s.ReadOnlyHandler(), http.MethodPost, "/exec/default/web/web?command=ls", http.StatusNotFound},
 		{"read-only: no port-forward", s.ReadOnlyHandler(), http.MethodPost, "/portForward/default/web", http.StatusNotFound},
 		{"read-only: no run", s.ReadOnlyHandler(), http.MethodPost, "/run/default/web/web?cmd=ls", http.StatusNotFound},
+		{"read-only: no attach", s.ReadOnlyHandler(), http.MethodPost, "/attach/default/web/web?output=1", http.StatusNotFound},
 		{"healthz", server.HealthzHandler(), http.MethodGet, "/healthz", http.StatusOK},
 		{"healthz: nothing else", server.HealthzHandler(), http.MethodGet, "/pods", http.StatusNotFound},
 		{"main port: pods too", s.Handler(), http.MethodGet, "/pods", http.StatusOK},

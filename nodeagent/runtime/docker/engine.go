@@ -15,11 +15,15 @@ import (
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 	"github.com/docker/docker/pkg/stdcopy"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/kubeactor/kubeactor/nodeagent/runtime"
+	"github.com/kubeactor/kubeactor/nodeagent/spans"
 )
 
 // Engine is the runtime.Runtime backed by the local Docker engine (DOCKER_HOST or the
@@ -36,7 +40,11 @@ var (
 // New connects lazily to the engine named by the environment, negotiating
 // the API version on first use.
 func New() (*Engine, error) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	// The client would trace each of its HTTP calls below the agent's span (a list
+	// and an inspect per sync, with their URLs); the agent's own spans (spans.Child)
+	// name the calls worth reading.
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation(),
+		client.WithTraceProvider(noop.NewTracerProvider()))
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
@@ -108,7 +116,14 @@ func (d *Engine) InspectContainer(ctx context.Context, id string) (runtime.Conta
 
 // CreateContainer creates (does not start) a container; see dockerCreateSpec for
 // how the config maps. A missing image is an IsNotFound error.
-func (d *Engine) CreateContainer(ctx context.Context, cfg runtime.ContainerConfig) (string, error) {
+func (d *Engine) CreateContainer(ctx context.Context, cfg runtime.ContainerConfig) (id string, err error) {
+	ctx, sp := spans.Child(ctx, "container create", attribute.String("container.name", cfg.Name), attribute.String("image", cfg.Image))
+	defer func() {
+		if err == nil && sp.IsRecording() {
+			sp.SetAttributes(attribute.String("container.id", id))
+		}
+		spans.End(sp, err)
+	}()
 	spec, err := dockerCreateSpec(cfg)
 	if err != nil {
 		return "", fmt.Errorf("create container %s: %w", cfg.Name, err)
@@ -121,7 +136,9 @@ func (d *Engine) CreateContainer(ctx context.Context, cfg runtime.ContainerConfi
 }
 
 // StartContainer starts a created (or stopped) container.
-func (d *Engine) StartContainer(ctx context.Context, id string) error {
+func (d *Engine) StartContainer(ctx context.Context, id string) (err error) {
+	ctx, sp := spans.Child(ctx, "container start", attribute.String("container.id", id))
+	defer func() { spans.End(sp, err) }()
 	if err := d.cli.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
 		return fmt.Errorf("start container %s: %w", id, notFoundAs("container "+id, err))
 	}
@@ -164,10 +181,26 @@ func (d *Engine) InspectImage(ctx context.Context, ref string) (string, error) {
 	return r.ID, nil
 }
 
-// PullImage pulls ref and reads the engine's progress stream to its end: the
-// engine reports a failed pull inside the stream, not as the request's status.
-func (d *Engine) PullImage(ctx context.Context, ref string) error {
-	rc, err := d.cli.ImagePull(ctx, ref, image.PullOptions{})
+// PullImage pulls ref, with auth as the registry credential when it is not nil, and
+// reads the engine's progress stream to its end: the engine reports a failed pull
+// inside the stream, not as the request's status.
+func (d *Engine) PullImage(ctx context.Context, ref string, auth *runtime.RegistryAuth) (err error) {
+	ctx, sp := spans.Child(ctx, "image pull", attribute.String("image", ref))
+	defer func() { spans.End(sp, err) }()
+	var opts image.PullOptions
+	if auth != nil {
+		enc, err := registry.EncodeAuthConfig(registry.AuthConfig{
+			Username:      auth.Username,
+			Password:      auth.Password,
+			Email:         auth.Email,
+			ServerAddress: auth.ServerAddress,
+		})
+		if err != nil {
+			return fmt.Errorf("pull image %s: encode registry auth: %w", ref, err)
+		}
+		opts.RegistryAuth = enc
+	}
+	rc, err := d.cli.ImagePull(ctx, ref, opts)
 	if err != nil {
 		return fmt.Errorf("pull image %s: %w", ref, err)
 	}

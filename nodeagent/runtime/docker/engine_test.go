@@ -726,7 +726,7 @@ func TestDockerImages(t *testing.T) {
 		t.Errorf("inspect pause image: %q, %v", id, err)
 	}
 	// There is no registry: the pull must fail, quickly, with the engine's reason.
-	err = d.PullImage(ctx, "kubeactor/no-such-image:v0")
+	err = d.PullImage(ctx, "kubeactor/no-such-image:v0", nil)
 	if err == nil || !strings.Contains(err.Error(), "kubeactor/no-such-image:v0") {
 		t.Errorf("pull: %v, want an error naming the image", err)
 	}

@@ -38,6 +38,7 @@ func dockerCreateSpec(cfg runtime.ContainerConfig) (createSpec, error) {
 		WorkingDir: cfg.WorkingDir,
 		Tty:        cfg.TTY,
 		OpenStdin:  cfg.Stdin,
+		StdinOnce:  cfg.Stdin && cfg.StdinOnce,
 		StopSignal: cfg.StopSignal,
 		User:       cfg.User,
 	}

@@ -74,7 +74,7 @@ func TestDockerCreateSpec(t *testing.T) {
 				DNS: []string{"10.0.0.10"}, DNSSearch: []string{"default.svc.cluster.local"}, DNSOptions: []string{"ndots:5"},
 				Mounts:      []runtime.Mount{{Source: "/var/a", Target: "/a"}, {Source: "/var/b", Target: "/b", ReadOnly: true}},
 				MemoryLimit: 64 << 20, CPUShares: 256, CPUQuota: 50000, CPUPeriod: 100000,
-				Privileged: true, TTY: true, Stdin: true, StopSignal: "SIGINT",
+				Privileged: true, TTY: true, Stdin: true, StdinOnce: true, StopSignal: "SIGINT",
 				User: "1000:3000", GroupAdd: []string{"5"}, CapAdd: []string{"NET_ADMIN"}, CapDrop: []string{"KILL"},
 				SecurityOpt: []string{"label=type:svirt_lxc_net_t"}, ReadonlyRootfs: true,
 				Labels: map[string]string{"a": "b"},
@@ -98,8 +98,8 @@ func TestDockerCreateSpec(t *testing.T) {
 				if h.Memory != 64<<20 || h.MemorySwap != 64<<20 || h.CPUShares != 256 || h.CPUQuota != 50000 || h.CPUPeriod != 100000 {
 					t.Errorf("resources %+v", h.Resources)
 				}
-				if !h.Privileged || !s.Config.Tty || !s.Config.OpenStdin || s.Config.StopSignal != "SIGINT" {
-					t.Errorf("flags privileged=%v tty=%v stdin=%v stop=%q", h.Privileged, s.Config.Tty, s.Config.OpenStdin, s.Config.StopSignal)
+				if !h.Privileged || !s.Config.Tty || !s.Config.OpenStdin || !s.Config.StdinOnce || s.Config.StopSignal != "SIGINT" {
+					t.Errorf("flags privileged=%v tty=%v stdin=%v once=%v stop=%q", h.Privileged, s.Config.Tty, s.Config.OpenStdin, s.Config.StdinOnce, s.Config.StopSignal)
 				}
 				if h.DNS[0] != "10.0.0.10" || h.DNSSearch[0] != "default.svc.cluster.local" || h.DNSOptions[0] != "ndots:5" {
 					t.Errorf("dns %v %v %v", h.DNS, h.DNSSearch, h.DNSOptions)

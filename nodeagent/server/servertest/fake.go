@@ -81,7 +81,9 @@ func (r *Runtime) StopContainer(context.Context, string, time.Duration) error {
 }
 func (r *Runtime) RemoveContainer(context.Context, string) error        { return errUnsupported }
 func (r *Runtime) InspectImage(context.Context, string) (string, error) { return "", errUnsupported }
-func (r *Runtime) PullImage(context.Context, string) error              { return errUnsupported }
+func (r *Runtime) PullImage(context.Context, string, *runtime.RegistryAuth) error {
+	return errUnsupported
+}
 func (r *Runtime) Events(context.Context) (<-chan runtime.Event, <-chan error) {
 	errs := make(chan error, 1)
 	errs <- errUnsupported
