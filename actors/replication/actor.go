@@ -56,6 +56,9 @@ type Controller struct {
 	// (RetryAfter), instead of sending the same refused writes again at once.
 	refusals int
 	retryAt  time.Time
+	// cursor is the slot the next new pod's name starts from (slots.go): above every
+	// slot this controller handed out, so a replacement pod gets a new name.
+	cursor int
 }
 
 var (
@@ -125,7 +128,7 @@ func (c *Controller) Answered(fx control.Effects, r control.Answer) {
 	if r.Ref.Name == "" && r.Err != nil {
 		// An answer that will never come (the member that had the pod's actor left):
 		// once none is awaited, the next sync plans from the pods as stored. Pod names
-		// are derived from the RC and a slot (SlotSuffix), so creating a pod again
+		// are derived from the RC and a slot (slots.go), so creating a pod again
 		// that was created after all fails with AlreadyExists: never an extra pod.
 		if fx.Outstanding() == 0 {
 			c.exp, c.sent = Expectations{}, nil
@@ -240,8 +243,9 @@ func (c *Controller) Sync(fx control.Effects) {
 		return
 	}
 	c.exp = c.exp.ObserveState(all)
-	plan := Decide(rc, all, c.exp, SlotSuffix(rc, all, c.exp), now)
-	c.exp = plan.Expectations
+	slots := NewSlots(rc, all, c.exp, c.cursor)
+	plan := Decide(rc, all, c.exp, slots.Suffix, now)
+	c.exp, c.cursor = plan.Expectations, slots.Next()
 
 	for _, p := range plan.Create {
 		if err := fx.Create("pods", p); err != nil {

@@ -3,10 +3,8 @@ package replication
 import (
 	"cmp"
 	"encoding/json"
-	"hash/fnv"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,52 +28,6 @@ var Kind = corev1.SchemeGroupVersion.WithKind("ReplicationController")
 // Suffix returns a random pod-name suffix (5 characters in Kubernetes); the actor
 // passes one backed by its own random source, tests a deterministic one.
 type Suffix func() string
-
-// SlotSuffix returns the suffixes of an RC's new pods: slot i of the RC (its uid and
-// i hashed into 5 characters of Kubernetes' name alphabet), skipping the names of
-// pods that exist or are expected. Two syncs that see the same pods name their
-// creates alike, so an RC's actor that runs twice for a moment (while the master
-// replicas change) cannot make an extra pod: the second create of a name fails.
-func SlotSuffix(rc *corev1.ReplicationController, pods []*corev1.Pod, exp Expectations) Suffix {
-	taken := make(map[string]bool, len(pods)+len(exp.Creates))
-	for _, p := range pods {
-		if p.Namespace == rc.Namespace {
-			taken[p.Name] = true
-		}
-	}
-	for _, n := range exp.Creates {
-		taken[n] = true
-	}
-	slot := 0
-	return func() string {
-		for {
-			s := slotName(rc.UID, slot)
-			slot++
-			if !taken[rc.Name+"-"+s] {
-				taken[rc.Name+"-"+s] = true
-				return s
-			}
-		}
-	}
-}
-
-// nameAlphabet is the alphabet of Kubernetes' generated name suffixes (no vowels,
-// no look-alike digits).
-const nameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
-
-func slotName(uid types.UID, slot int) string {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(uid))
-	_, _ = h.Write([]byte{0})
-	_, _ = h.Write([]byte(strconv.Itoa(slot)))
-	v := h.Sum64()
-	b := make([]byte, 5)
-	for i := range b {
-		b[i] = nameAlphabet[v%uint64(len(nameAlphabet))]
-		v /= uint64(len(nameAlphabet))
-	}
-	return string(b)
-}
 
 // Plan is what one sync of an RC does. Creates, deletes and patches are independent
 // writes; Status is written when StatusChanged.
