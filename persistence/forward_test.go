@@ -27,7 +27,29 @@ func followerPair(t *testing.T, c *cluster) (*Store, [2]*Store) {
 	if len(fs) != 2 {
 		t.Fatalf("%d followers, want 2", len(fs))
 	}
+	leaderKnown(t, fs[0], fs[1])
 	return ls, [2]*Store{fs[0], fs[1]}
+}
+
+// leaderKnown waits until each follower has heard from a leader: a follower's first
+// write right after the cluster started may otherwise find none (ErrNotLeader).
+func leaderKnown(t *testing.T, fs ...*Store) {
+	t.Helper()
+	poll.UntilTrue(t, 20*time.Second, "the followers know the leader", func() bool {
+		for _, f := range fs {
+			if _, ok := f.Leader(); !ok {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// steady is a cluster tweak for tests that need one leader throughout: an election
+// timeout long enough that a machine loaded by -race and other tests does not start
+// needless elections (the store's LAN default is 300 ms).
+func steady(r *Replication) {
+	r.HeartbeatTimeout, r.ElectionTimeout, r.LeaderLeaseTimeout = 2*time.Second, 2*time.Second, 2*time.Second
 }
 
 func TestFollowerApplyHasTheLeadersContract(t *testing.T) {
@@ -145,7 +167,7 @@ func TestFollowerApplyHasTheLeadersContract(t *testing.T) {
 }
 
 func TestFollowerConcurrentWritesFromEveryReplica(t *testing.T) {
-	c := newCluster(t, 3, nil)
+	c := newCluster(t, 3, steady)
 	ls, fs := followerPair(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -239,6 +261,7 @@ func TestFollowerApplyWithTheLeaderStopped(t *testing.T) {
 					other = n
 				}
 			}
+			leaderKnown(t, f)
 			// A first write makes the keep-alive connection to the leader.
 			if _, _, err := f.Apply(context.Background(), create("default", "first")); err != nil {
 				t.Fatal(err)
