@@ -35,6 +35,7 @@ type Shard struct {
 	index   []int32     // cache slot -> position in nodes, -1 when not ours
 	classes map[string]*class
 	clock   uint64 // decisions so far, to find the least recently used class
+	bids    uint64 // node bids made so far: what a decision cost
 }
 
 // class is a pod class's view of the shard.
@@ -130,12 +131,15 @@ type facts struct {
 	affinity    map[string]string
 }
 
-// NewShard returns a shard without nodes that decides with the policy.
+// NewShard returns a shard without nodes that decides with the policy. A plugin
+// this package does not know (exact false) may read anything of the pod, so every
+// decision then re-bids every node: each plugin of this package must be listed here
+// (TestShardRebidsChangedNodesOnly checks that every one a policy can name is).
 func NewShard(policy *Policy) *Shard {
 	s := &Shard{policy: policy, exact: true, classes: make(map[string]*class)}
 	for _, p := range policy.Predicates {
 		switch p.(type) {
-		case PodFitsHostPorts, PodFitsResources, NoDiskConflict, MatchNodeSelector, HostName,
+		case VolumeClaimsBound, PodFitsHostPorts, PodFitsResources, NoDiskConflict, MatchNodeSelector, HostName,
 			CheckNodeLabelPresence, CheckServiceAffinity:
 		default:
 			s.exact = false
@@ -224,11 +228,13 @@ func (s *Shard) Decide(pod *corev1.Pod, ctx *PodContext, tieBreak func(n int) in
 			s.policy.bid(&b, pod, n, ctx)
 			c.set(j, &b)
 		}
+		s.bids += uint64(len(s.nodes))
 	} else {
 		for _, j := range c.dirty {
 			s.policy.bid(&b, pod, s.nodes[j], ctx)
 			c.set(int(j), &b)
 		}
+		s.bids += uint64(len(c.dirty))
 	}
 	c.dirty = c.dirty[:0]
 	return s.decision(c, pod, tieBreak)
