@@ -319,14 +319,26 @@ func TestShardClasses(t *testing.T) {
 	}
 	policy := DefaultPolicy()
 	h := newIncremental(c, &policy, 1)
-	for i := 0; i < 2*MaxClasses; i++ { // each pod its own class
+	limit := h.shards[0].limit
+	if limit != maxClassesCap {
+		t.Fatalf("a shard of 3 nodes keeps %d classes, want %d", limit, maxClassesCap)
+	}
+	for i := 0; i < 2*limit; i++ { // each pod its own class
 		pod := st.NewPod(fmt.Sprintf("p%d", i)).CPU(fmt.Sprintf("%dm", 10+i)).Obj()
 		if d := h.decide(pod, first); d.Node == "" {
 			t.Fatalf("pod %d: %s", i, FailedSchedulingMessage(d))
 		}
 	}
-	if n := len(h.shards[0].classes); n != MaxClasses {
-		t.Fatalf("%d classes kept, want at most %d", n, MaxClasses)
+	if n := len(h.shards[0].classes); n != limit {
+		t.Fatalf("%d classes kept, want at most %d", n, limit)
+	}
+	for _, tc := range []struct{ nodes, want int }{
+		{0, maxClassesCap}, {1, maxClassesCap}, {2048, maxClassesCap}, {5000, classCells / 5000},
+		{classCells / MaxClasses, MaxClasses}, {1 << 30, MaxClasses},
+	} {
+		if got := classLimit(tc.nodes); got != tc.want {
+			t.Errorf("classLimit(%d) = %d, want %d", tc.nodes, got, tc.want)
+		}
 	}
 
 	tests := []struct {
