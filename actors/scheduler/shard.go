@@ -52,9 +52,10 @@ type Shard struct {
 	nodes   []*NodeInfo // the shard's nodes by name
 	index   []int32     // cache slot -> position in nodes, -1 when not ours
 	classes map[string]*class
-	limit   int    // classes kept, classLimit of the nodes
-	clock   uint64 // decisions so far, to find the least recently used class
-	bids    uint64 // node bids made so far: what a decision cost
+	list    []*class // the same classes, for Touch and SetNodes to walk
+	limit   int      // classes kept, classLimit of the nodes
+	clock   uint64   // decisions so far, to find the least recently used class
+	bids    uint64   // node bids made so far: what a decision cost
 
 	// Reasons are numbered, so that cells hold no pointer (the garbage collector
 	// does not scan them) and take 16 bytes.
@@ -64,6 +65,8 @@ type Shard struct {
 
 // class is a pod class's view of the shard.
 type class struct {
+	key      string
+	at       int // in Shard.list
 	used     uint64
 	valid    bool // cells, buckets and reasons hold the bids made with facts
 	facts    facts
@@ -203,7 +206,7 @@ func (s *Shard) SetNodes(nodes []*NodeInfo) {
 		}
 		s.index[n.slot] = int32(i)
 	}
-	for _, c := range s.classes {
+	for _, c := range s.list {
 		cells := make([]cell, len(nodes))
 		c.dirty = c.dirty[:0]
 		for j, n := range nodes {
@@ -231,7 +234,7 @@ func (s *Shard) Touch(changed []*NodeInfo) {
 		if j < 0 || s.nodes[j] != n {
 			continue
 		}
-		for _, c := range s.classes {
+		for _, c := range s.list {
 			if x := &c.cells[j]; !x.dirty {
 				x.dirty = true
 				c.dirty = append(c.dirty, j)
@@ -286,18 +289,22 @@ func (s *Shard) class(key string) *class {
 	if c, ok := s.classes[key]; ok {
 		return c
 	}
-	for len(s.classes) >= s.limit {
-		var oldest string
-		var at uint64
-		for k, c := range s.classes {
-			if at == 0 || c.used < at {
-				oldest, at = k, c.used
+	for len(s.list) >= s.limit {
+		oldest := s.list[0]
+		for _, c := range s.list[1:] {
+			if c.used < oldest.used {
+				oldest = c
 			}
 		}
-		delete(s.classes, oldest)
+		delete(s.classes, oldest.key)
+		last := s.list[len(s.list)-1]
+		s.list[oldest.at], last.at = last, oldest.at
+		s.list[len(s.list)-1] = nil
+		s.list = s.list[:len(s.list)-1]
 	}
-	c := &class{}
+	c := &class{key: key, at: len(s.list)}
 	s.classes[key] = c
+	s.list = append(s.list, c)
 	return c
 }
 

@@ -18,6 +18,7 @@ type incremental struct {
 	c      *Cache
 	policy *Policy
 	shards []*Shard
+	limit  int // classes a shard keeps, when not 0 (classLimit otherwise)
 }
 
 func newIncremental(c *Cache, policy *Policy, shards int) *incremental {
@@ -32,6 +33,9 @@ func newIncremental(c *Cache, policy *Policy, shards int) *incremental {
 func (h *incremental) resync() {
 	for i, nodes := range h.c.Shards(len(h.shards)) {
 		h.shards[i].SetNodes(nodes)
+		if h.limit != 0 {
+			h.shards[i].limit = h.limit
+		}
 	}
 }
 
@@ -97,7 +101,10 @@ func TestShardMatchesFullEvaluation(t *testing.T) {
 				}
 			}
 			for seed := int64(1); seed <= 60; seed++ {
-				checkStream(t, seed, &policy)
+				checkStream(t, seed, &policy, 0)
+			}
+			for seed := int64(61); seed <= 80; seed++ { // classes dropped all the time
+				checkStream(t, seed, &policy, 2)
 			}
 		})
 	}
@@ -144,11 +151,13 @@ func TestShardMatchesFullEvaluationLarge(t *testing.T) {
 	}
 }
 
-func checkStream(t *testing.T, seed int64, policy *Policy) {
+func checkStream(t *testing.T, seed int64, policy *Policy, limit int) {
 	r := rand.New(rand.NewSource(seed))
 	c := randomCluster(r, 1+r.Intn(16))
 	nodeCount := len(c.Nodes())
 	h := newIncremental(c, policy, 1+int(seed%3))
+	h.limit = limit
+	h.resync()
 	templates := make([]*corev1.Pod, 1+r.Intn(5))
 	for i := range templates {
 		templates[i] = randomPod(r, "template")
