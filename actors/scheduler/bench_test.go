@@ -103,3 +103,35 @@ func BenchmarkShardStream5000Nodes(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pods/s")
 }
+
+// BenchmarkShardStreamManyRCs is BenchmarkShardStream5000Nodes with the pods of 179
+// replication controllers (the envelope's count at 150,000 pods) arriving in turn, as
+// RCs scaling up together create them: each RC is its own spread group, so its own
+// pod class.
+func BenchmarkShardStreamManyRCs(b *testing.B) {
+	const rcs = 179
+	c := NewCache()
+	for i := 0; i < 5000; i++ {
+		c.SetNode(st.NewNode(fmt.Sprintf("node-%04d", i)).CPU("32").Mem("128Gi").Pods(110).Obj())
+	}
+	for i := 0; i < rcs; i++ {
+		c.SetController(st.NewRC(fmt.Sprintf("rc-%03d", i), "app", fmt.Sprintf("rc-%03d", i)))
+	}
+	policy := DefaultPolicy()
+	h := newIncremental(c, &policy, 1)
+	r := rand.New(rand.NewSource(1))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		app := fmt.Sprintf("rc-%03d", i%rcs)
+		pod := st.NewPod(fmt.Sprintf("%s-%d", app, i)).Labels("app", app).CPU("10m").Mem("16Mi").Obj()
+		d := h.decide(pod, r.Intn)
+		if d.Node == "" {
+			b.Fatal("no node")
+		}
+		if err := c.Assume(pod, d.Node, t0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pods/s")
+}

@@ -8,8 +8,26 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// MaxClasses bounds the pod classes a Shard keeps; the least recently used goes first.
+// MaxClasses is the fewest pod classes a Shard keeps; the least recently used goes
+// first. A shard of few nodes keeps more, as many as classCells cells allow (a cell
+// per node and class) up to maxClassesCap: pods of many replication controllers
+// scaling up together arrive in turn, and each controller is its own spread group,
+// so its own class (179 of them in the 150,000-pod envelope). A class dropped and
+// met again costs a bid on every node.
 const MaxClasses = 32
+
+const (
+	classCells    = 1 << 21 // 16 bytes each: 32 MiB a shard at most
+	maxClassesCap = 1024
+)
+
+// classLimit is how many classes a shard of n nodes keeps.
+func classLimit(n int) int {
+	if n == 0 {
+		return maxClassesCap
+	}
+	return min(maxClassesCap, max(MaxClasses, classCells/n))
+}
 
 // Shard decides pods over one shard of the nodes incrementally. Pods of one class
 // (the same key, see PodContext.classKey) get the same bid on a node, so for each
@@ -34,25 +52,36 @@ type Shard struct {
 	nodes   []*NodeInfo // the shard's nodes by name
 	index   []int32     // cache slot -> position in nodes, -1 when not ours
 	classes map[string]*class
-	clock   uint64 // decisions so far, to find the least recently used class
+	list    []*class // the same classes, for Touch and SetNodes to walk
+	limit   int      // classes kept, classLimit of the nodes
+	clock   uint64   // decisions so far, to find the least recently used class
+	bids    uint64   // node bids made so far: what a decision cost
+
+	// Reasons are numbered, so that cells hold no pointer (the garbage collector
+	// does not scan them) and take 16 bytes.
+	reasonIDs   map[string]int32
+	reasonNames []string
 }
 
 // class is a pod class's view of the shard.
 type class struct {
+	key      string
+	at       int // in Shard.list
 	used     uint64
 	valid    bool // cells, buckets and reasons hold the bids made with facts
 	facts    facts
 	cells    []cell  // by node position
 	dirty    []int32 // positions to re-bid before the next decision
 	buckets  []*bucket
-	reasons  map[string]int
+	reasons  []int32 // nodes rejected, by reason number
+	rejected int     // reasons with a node
 	feasible int
 }
 
 // cell is a node's last bid for the class.
 type cell struct {
 	score  float64
-	reason string
+	reason int32 // Shard.reasonNames, when the node does not fit
 	fits   bool
 	known  bool // counted in buckets or reasons
 	dirty  bool // listed in class.dirty
@@ -130,12 +159,16 @@ type facts struct {
 	affinity    map[string]string
 }
 
-// NewShard returns a shard without nodes that decides with the policy.
+// NewShard returns a shard without nodes that decides with the policy. A plugin
+// this package does not know (exact false) may read anything of the pod, so every
+// decision then re-bids every node: each plugin of this package must be listed here
+// (TestShardRebidsChangedNodesOnly checks that every one a policy can name is).
 func NewShard(policy *Policy) *Shard {
-	s := &Shard{policy: policy, exact: true, classes: make(map[string]*class)}
+	s := &Shard{policy: policy, exact: true, classes: make(map[string]*class), limit: classLimit(0),
+		reasonIDs: make(map[string]int32)}
 	for _, p := range policy.Predicates {
 		switch p.(type) {
-		case PodFitsHostPorts, PodFitsResources, NoDiskConflict, MatchNodeSelector, HostName,
+		case VolumeClaimsBound, PodFitsHostPorts, PodFitsResources, NoDiskConflict, MatchNodeSelector, HostName,
 			CheckNodeLabelPresence, CheckServiceAffinity:
 		default:
 			s.exact = false
@@ -165,6 +198,7 @@ func (s *Shard) SetNodes(nodes []*NodeInfo) {
 		old[n] = int32(i)
 	}
 	s.nodes = nodes
+	s.limit = classLimit(len(nodes))
 	s.index = s.index[:0]
 	for i, n := range nodes {
 		for len(s.index) <= n.slot {
@@ -172,7 +206,7 @@ func (s *Shard) SetNodes(nodes []*NodeInfo) {
 		}
 		s.index[n.slot] = int32(i)
 	}
-	for _, c := range s.classes {
+	for _, c := range s.list {
 		cells := make([]cell, len(nodes))
 		c.dirty = c.dirty[:0]
 		for j, n := range nodes {
@@ -200,7 +234,7 @@ func (s *Shard) Touch(changed []*NodeInfo) {
 		if j < 0 || s.nodes[j] != n {
 			continue
 		}
-		for _, c := range s.classes {
+		for _, c := range s.list {
 			if x := &c.cells[j]; !x.dirty {
 				x.dirty = true
 				c.dirty = append(c.dirty, j)
@@ -222,16 +256,32 @@ func (s *Shard) Decide(pod *corev1.Pod, ctx *PodContext, tieBreak func(n int) in
 		c.reset(len(s.nodes))
 		for j, n := range s.nodes {
 			s.policy.bid(&b, pod, n, ctx)
-			c.set(j, &b)
+			c.set(j, &b, s.reason(&b))
 		}
+		s.bids += uint64(len(s.nodes))
 	} else {
 		for _, j := range c.dirty {
 			s.policy.bid(&b, pod, s.nodes[j], ctx)
-			c.set(int(j), &b)
+			c.set(int(j), &b, s.reason(&b))
 		}
+		s.bids += uint64(len(c.dirty))
 	}
 	c.dirty = c.dirty[:0]
 	return s.decision(c, pod, tieBreak)
+}
+
+// reason numbers the reason of a bid that does not fit.
+func (s *Shard) reason(b *Bid) int32 {
+	if b.Fits {
+		return 0
+	}
+	id, ok := s.reasonIDs[b.Reason]
+	if !ok {
+		id = int32(len(s.reasonNames))
+		s.reasonIDs[b.Reason] = id
+		s.reasonNames = append(s.reasonNames, b.Reason)
+	}
+	return id
 }
 
 // class returns the class's state, making room for a new one if need be.
@@ -239,18 +289,22 @@ func (s *Shard) class(key string) *class {
 	if c, ok := s.classes[key]; ok {
 		return c
 	}
-	if len(s.classes) >= MaxClasses {
-		var oldest string
-		var at uint64
-		for k, c := range s.classes {
-			if at == 0 || c.used < at {
-				oldest, at = k, c.used
+	for len(s.list) >= s.limit {
+		oldest := s.list[0]
+		for _, c := range s.list[1:] {
+			if c.used < oldest.used {
+				oldest = c
 			}
 		}
-		delete(s.classes, oldest)
+		delete(s.classes, oldest.key)
+		last := s.list[len(s.list)-1]
+		s.list[oldest.at], last.at = last, oldest.at
+		s.list[len(s.list)-1] = nil
+		s.list = s.list[:len(s.list)-1]
 	}
-	c := &class{}
+	c := &class{key: key, at: len(s.list)}
 	s.classes[key] = c
+	s.list = append(s.list, c)
 	return c
 }
 
@@ -285,8 +339,13 @@ func (f *facts) equal(g *facts) bool {
 // through tieBreak, the winner; the buckets in order give the top candidates.
 func (s *Shard) decision(c *class, pod *corev1.Pod, tieBreak func(int) int) Decision {
 	d := Decision{Pod: PodKey(pod), Nodes: len(s.nodes), Feasible: c.feasible}
-	if len(c.reasons) > 0 {
-		d.Reasons = maps.Clone(c.reasons)
+	if c.rejected > 0 {
+		d.Reasons = make(map[string]int, c.rejected)
+		for id, k := range c.reasons {
+			if k > 0 {
+				d.Reasons[s.reasonNames[id]] = int(k)
+			}
+		}
 	}
 	if len(c.buckets) == 0 {
 		return d
@@ -316,7 +375,7 @@ func (c *class) reset(n int) {
 
 // recount rebuilds buckets, reasons and the feasible count from the known cells.
 func (c *class) recount() {
-	c.buckets, c.reasons, c.feasible = nil, nil, 0
+	c.buckets, c.reasons, c.rejected, c.feasible = nil, nil, 0, 0
 	for j := range c.cells {
 		if c.cells[j].known {
 			c.count(j, &c.cells[j])
@@ -324,22 +383,24 @@ func (c *class) recount() {
 	}
 }
 
-// set records a node's new bid in place of its last one.
-func (c *class) set(j int, b *Bid) {
+// set records a node's new bid (its reason numbered) in place of its last one.
+func (c *class) set(j int, b *Bid, reason int32) {
 	x := &c.cells[j]
 	if x.known {
 		c.uncount(j, x)
 	}
-	*x = cell{score: b.Score, reason: b.Reason, fits: b.Fits, known: true}
+	*x = cell{score: b.Score, reason: reason, fits: b.Fits, known: true}
 	c.count(j, x)
 }
 
 func (c *class) count(j int, x *cell) {
 	if !x.fits {
-		if c.reasons == nil {
-			c.reasons = make(map[string]int)
+		for int(x.reason) >= len(c.reasons) {
+			c.reasons = append(c.reasons, 0)
 		}
-		c.reasons[x.reason]++
+		if c.reasons[x.reason]++; c.reasons[x.reason] == 1 {
+			c.rejected++
+		}
 		return
 	}
 	c.feasible++
@@ -356,7 +417,7 @@ func (c *class) count(j int, x *cell) {
 func (c *class) uncount(j int, x *cell) {
 	if !x.fits {
 		if c.reasons[x.reason]--; c.reasons[x.reason] == 0 {
-			delete(c.reasons, x.reason)
+			c.rejected--
 		}
 		return
 	}
