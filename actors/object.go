@@ -57,6 +57,8 @@ type objectActor struct {
 
 	span             trace.Span // the message's span, when traced (tracing.go)
 	creates, deletes int        // requests a sync made (the sync's span)
+
+	timing *persistence.ApplyTiming // asked of the store for a traced apply (tracing.go)
 }
 
 // Receive is a type switch: decide, persist, then answer.
@@ -306,7 +308,7 @@ func (a *objectActor) apply(trace string, plan lifecycle.Plan) error {
 		cmd.Pre.ResourceVersion = a.rev
 	}
 	sp := a.traceApply(plan.Op)
-	rev, objs, err := a.env.store.Apply(context.Background(), cmd)
+	rev, objs, err := a.env.store.Apply(a.timed(context.Background(), sp), cmd)
 	a.applied(sp, plan.Op, rev, err)
 	if err != nil {
 		if errors.Is(err, persistence.ErrNotFound) || errors.Is(err, persistence.ErrAlreadyExists) ||
