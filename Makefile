@@ -25,10 +25,13 @@ run up: build images
 test: unit e2e
 
 # The large decision tests (30,000 pods on 5,000 nodes) skip themselves under -race,
-# which slows them tenfold: they run once more without it.
+# which slows them tenfold, and so do the tests of two actor-cluster members in one
+# process (protoactor's remote races on grpc's global logger): they run once more
+# without it.
 unit:
 	$(GO) test -race -count=1 -timeout 20m $(UNIT)
 	$(GO) test -count=1 -timeout 20m -run 'Spread30k' ./actors/scheduler/
+	$(GO) test -count=1 -timeout 10m -run 'TestCluster' ./actors/
 
 e2e: build images
 	KUBEACTOR_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 60m ./e2e/...

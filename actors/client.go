@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -74,6 +75,9 @@ type Options struct {
 	ServiceAccounts *serviceaccount.Options
 	// Tracer traces requests, syncs and scheduling rounds (tracing.go); nil traces nothing.
 	Tracer *tracing.Tracer
+	// Cluster makes the system one member of a replicated control plane
+	// (cluster.go); nil: a system of one.
+	Cluster *ClusterOptions
 }
 
 // DefaultSyncPacing is Options.SyncPacing's default.
@@ -88,6 +92,7 @@ type DeleteOptions struct {
 
 // System is the running actor system.
 type System struct {
+	remote   *remote.Remote // the actor transport of a cluster member, or nil
 	system   *actor.ActorSystem
 	root     *actor.PID
 	env      *env
@@ -165,6 +170,24 @@ func Start(opts Options) (*System, error) {
 		stats:           newStats(opts.Resources),
 		serviceAccounts: opts.ServiceAccounts,
 	}
+	var rem *remote.Remote
+	if opts.Cluster != nil {
+		r, err := startRemote(sys, opts.Cluster)
+		if err != nil {
+			sys.Shutdown()
+			return nil, fmt.Errorf("start actors: %w", err)
+		}
+		rem, e.cluster = r, &cluster{self: opts.Cluster.Name, leader: opts.Cluster.Leader, remote: r}
+		if len(opts.Cluster.Members) > 0 {
+			p, err := newPlacement(opts.Cluster.Name, opts.Cluster.Members, opts.Cluster.LeaderName)
+			if err != nil {
+				rem.Shutdown(false)
+				sys.Shutdown()
+				return nil, err
+			}
+			e.cluster.view.Store(p)
+		}
+	}
 	bindQuotas(opts.Admission, e)
 	for _, r := range e.resources {
 		e.managers[r] = sys.NewLocalPID(rootName + "/" + r)
@@ -175,10 +198,13 @@ func Start(opts Options) (*System, error) {
 		actor.WithSupervisor(restartStrategy(e.log)), actor.WithDispatcher(e.workers))
 	root, err := sys.Root.SpawnNamed(props, rootName)
 	if err != nil {
+		if rem != nil {
+			rem.Shutdown(false)
+		}
 		sys.Shutdown()
 		return nil, fmt.Errorf("start actors: %w", err)
 	}
-	s := &System{system: sys, root: root, env: e, timeout: opts.RequestTimeout}
+	s := &System{remote: rem, system: sys, root: root, env: e, timeout: opts.RequestTimeout}
 	// The root spawns the managers before answering; each manager loads its
 	// objects before answering.
 	if err := wait(sys.Root, root, opts.RequestTimeout); err != nil {
@@ -229,7 +255,7 @@ func (s *System) startFeeds(from int64) {
 		if _, ok := s.env.managers[fd.f.resource]; !ok {
 			continue
 		}
-		if _, ok := s.env.managers[fd.everyone]; !ok {
+		if _, ok := s.env.managers[fd.everyone]; !ok || !s.env.hosts(fd.everyone) {
 			continue
 		}
 		s.feeds.Add(1)
@@ -249,6 +275,9 @@ func (s *System) Stop() {
 		}
 		if err := s.system.Root.StopFuture(s.root).Wait(); err != nil {
 			s.env.log.WithField("error", err).Warn("stop actors")
+		}
+		if s.remote != nil {
+			s.remote.Shutdown(false)
 		}
 		s.system.Shutdown()
 		s.env.workers.stop()
@@ -331,7 +360,7 @@ func (s *System) request(ctx context.Context, key persistence.Key, msg routed) (
 	case err != nil:
 		return nil, err
 	}
-	return res, nil
+	return fromWire(res) // the answer of an actor on another member
 }
 
 type traceKey struct{}

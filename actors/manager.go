@@ -45,6 +45,15 @@ type manager struct {
 	objStats *kindStats // its object actors'
 }
 
+// extIfHosted is the kind's manager extension where the manager keeps actors: a
+// member that forwards the kind to the leader allocates nothing.
+func extIfHosted(e *env, resource string) managerExt {
+	if !e.hosts(resource) {
+		return nil
+	}
+	return newManagerExt(e, resource)
+}
+
 // objKey names an object within its kind.
 type objKey struct{ namespace, name string }
 
@@ -60,7 +69,7 @@ func newManager(e *env, resource string) *manager {
 		newCtrl:  e.controllerFor(resource),
 		children: make(map[objKey]*childRef),
 		byID:     make(map[string]objKey),
-		ext:      newManagerExt(e, resource),
+		ext:      extIfHosted(e, resource),
 		stats:    e.stats.managers[resource],
 		objStats: e.stats.objects[resource],
 	}
@@ -95,6 +104,11 @@ func (m *manager) Receive(ctx actor.Context) {
 		}
 	case *ping:
 		ctx.Respond(&pong{})
+	case *placementChanged:
+		m.replace(ctx)
+	case *countChildren:
+		_, ok := m.children[msg.key]
+		ctx.Respond(map[bool]int{true: 1}[ok])
 	default:
 		if m.ext != nil {
 			m.ext.receive(m, ctx, msg)
@@ -102,10 +116,15 @@ func (m *manager) Receive(ctx actor.Context) {
 	}
 }
 
-// load spawns an actor for every stored object of the kind.
+// load spawns an actor for every stored object of the kind that this member hosts.
 func (m *manager) load(ctx actor.Context) {
+	if !m.env.hosts(m.resource) {
+		return
+	}
 	m.env.store.Snapshot(m.resource).Ascend("", "", func(it *persistence.Item) bool {
-		m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()})
+		if _, local := m.env.where(it.Key); local {
+			m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()})
+		}
 		return true
 	})
 	if m.ext != nil {
@@ -115,6 +134,10 @@ func (m *manager) load(ctx actor.Context) {
 
 func (m *manager) route(ctx actor.Context, msg routed) {
 	key := msg.target()
+	if addr, local := m.env.where(key); !local {
+		m.forward(ctx, msg, addr)
+		return
+	}
 	k := objKey{key.Namespace, key.Name}
 	c, ok := m.children[k]
 	if _, resync := msg.(*resyncRequest); resync && !ok {
@@ -145,12 +168,50 @@ func (m *manager) route(ctx actor.Context, msg routed) {
 	ctx.Forward(c.pid)
 }
 
+// forward passes a request for an object hosted by another member to that member's
+// manager of the kind (cluster.go), keeping the sender so the object's actor answers
+// it directly. Resyncs are not passed on: the other member's own feed saw the change.
+func (m *manager) forward(ctx actor.Context, msg routed, addr string) {
+	if _, resync := msg.(*resyncRequest); resync {
+		return
+	}
+	if addr == "" || msg.hop() > maxHops {
+		if ctx.Sender() != nil {
+			ctx.Respond(&reply{key: msg.target(), err: errUnavailable})
+		}
+		return
+	}
+	ctx.Forward(actor.NewPID(addr, rootName+"/"+m.resource))
+}
+
+// replace follows a change of the members: it stops the actors of objects now
+// hosted elsewhere and starts those of stored objects now hosted here.
+func (m *manager) replace(ctx actor.Context) {
+	for k, c := range m.children {
+		key := persistence.Key{Resource: m.resource, Namespace: k.namespace, Name: k.name}
+		if _, local := m.env.where(key); !local {
+			m.forget(k, c)
+			ctx.Stop(c.pid)
+			continue
+		}
+		ctx.Send(c.pid, &membersChanged{})
+	}
+	m.env.store.Snapshot(m.resource).Ascend("", "", func(it *persistence.Item) bool {
+		if _, ok := m.children[objKey{it.Key.Namespace, it.Key.Name}]; !ok {
+			if _, local := m.env.where(it.Key); local {
+				m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()})
+			}
+		}
+		return true
+	})
+}
+
 func (m *manager) spawn(ctx actor.Context, key persistence.Key, c *cell) *childRef {
 	m.gen++
 	c.stats = m.objStats
 	props := actor.PropsFromProducer(func() actor.Actor {
 		return &objectActor{env: m.env, cell: c}
-	}, actor.WithDispatcher(m.env.workers), m.objStats.mailbox())
+	}, actor.WithDispatcher(m.env.workers), m.objStats.mailbox(), actor.WithReceiverMiddleware(m.env.receiveWire))
 	id := key.Namespace + "/" + key.Name + "#" + strconv.FormatUint(m.gen, 10)
 	pid, err := ctx.SpawnNamed(props, id)
 	if err != nil {

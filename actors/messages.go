@@ -18,6 +18,7 @@ import (
 // routed is a request the manager forwards to the actor of target().
 type routed interface {
 	target() persistence.Key
+	hop() int
 }
 
 // envelope is the part every routed request shares.
@@ -26,9 +27,18 @@ type envelope struct {
 	key   persistence.Key
 	span  trace.SpanContext // the sender's span (tracing.go); invalid when untraced
 	sent  time.Time         // when it was sent, when traced (the mailbox wait)
+	// hops counts the members a request was forwarded through (cluster.go): while
+	// the members' views of the placement differ, a request is not passed on forever.
+	hops int
 }
 
 func (e envelope) target() persistence.Key { return e.key }
+
+// hop counts one more forward of the request to another member and returns the count.
+func (e *envelope) hop() int {
+	e.hops++
+	return e.hops
+}
 
 type createRequest struct {
 	envelope

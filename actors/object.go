@@ -147,6 +147,10 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		if a.outstanding == 0 {
 			a.settle(ctx)
 		}
+	case *actor.DeadLetterResponse: // a write asked of an actor that is gone (another member left)
+		a.lost(ctx, 1)
+	case *membersChanged: // answers to writes asked of another member may never come
+		a.lost(ctx, a.outstanding)
 	case *resyncRequest:
 		a.begin(msg.trace)
 		if d, ok := a.cell.ctrl.(control.Deferrer); !ok || !d.ResyncLater(a.effects()) {
@@ -173,6 +177,19 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.settle(ctx)
 	default:
 		a.testHook(ctx, msg)
+	}
+}
+
+// lost gives up on n of the answers awaited (their writes may or may not have
+// happened): the controller sees each as an answer without an object name and an
+// error, and syncs again from what the store holds.
+func (a *objectActor) lost(ctx actor.Context, n int) {
+	for range min(n, a.outstanding) {
+		a.outstanding--
+		a.cell.ctrl.Answered(a.effects(), control.Answer{Err: errUnavailable})
+	}
+	if a.outstanding == 0 {
+		a.settle(ctx)
 	}
 }
 
@@ -308,7 +325,15 @@ func (a *objectActor) apply(trace string, plan lifecycle.Plan) error {
 		cmd.Pre.ResourceVersion = a.rev
 	}
 	sp := a.traceApply(plan.Op)
-	rev, objs, err := a.env.store.Apply(a.timed(context.Background(), sp), cmd)
+	ctx := context.Background()
+	if a.env.cluster != nil && !a.env.leads() {
+		// A follower's write goes to the leader (persistence forwards it): bounded,
+		// so an actor never waits forever on a leader that died with it in flight.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, a.env.requestTimeout)
+		defer cancel()
+	}
+	rev, objs, err := a.env.store.Apply(a.timed(ctx, sp), cmd)
 	a.applied(sp, plan.Op, rev, err)
 	if err != nil {
 		if errors.Is(err, persistence.ErrNotFound) || errors.Is(err, persistence.ErrAlreadyExists) ||

@@ -79,6 +79,9 @@ func (q *Quotas) Charge(namespace, resource string, obj runtime.Object, dryRun b
 		case err != nil:
 			return fmt.Errorf("charge quota %s/%s: %w", k.Namespace, k.Name, err)
 		}
+		if res, err = fromWire(res); err != nil { // the answer of a quota on another member
+			return fmt.Errorf("charge quota %s/%s: %w", k.Namespace, k.Name, err)
+		}
 		if r, ok := res.(*kindReply); ok && r.err != nil {
 			return r.err
 		}

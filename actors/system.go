@@ -55,6 +55,9 @@ type env struct {
 	tracer          *tracing.Tracer // Options.Tracer (tracing.go); nil: none
 	// serviceAccounts is Options.ServiceAccounts (nil: no service-account controllers).
 	serviceAccounts *serviceaccount.Options
+	// cluster is this member's place in a replicated control plane (cluster.go);
+	// nil: a system of one, which runs everything.
+	cluster *cluster
 }
 
 // keys lists the keys of every stored object of one resource.
@@ -93,14 +96,17 @@ func (s *supervisor) Receive(ctx actor.Context) {
 		for _, r := range s.env.resources {
 			props := actor.PropsFromProducer(func() actor.Actor { return newManager(s.env, r) },
 				actor.WithSupervisor(restartStrategy(s.env.log.WithField("kind", r))), actor.WithDispatcher(s.env.workers),
+				actor.WithReceiverMiddleware(s.env.receiveWire),
 				s.env.stats.managers[r].mailbox())
 			if _, err := ctx.SpawnNamed(props, r); err != nil {
 				panic(err) // cannot happen: names are unique and the system is fresh
 			}
 		}
-		spawnEvictor(ctx, s.env)
-		spawnPodGC(ctx, s.env)
-		spawnScheduler(ctx, s.env)
+		if s.env.leads() { // the singletons run on the leader only (cluster.go)
+			spawnEvictor(ctx, s.env)
+			spawnPodGC(ctx, s.env)
+			spawnScheduler(ctx, s.env)
+		}
 	case *ping:
 		ctx.Respond(&pong{})
 	}

@@ -35,8 +35,27 @@ type controlPlane struct {
 	tracer          *tracing.Tracer         // nil: no tracing
 	kubeDNS         *netip.AddrPort         // the kube-dns service's endpoint, when this replica serves DNS
 
-	mu  sync.Mutex
-	sys *actors.System
+	// actorAddr is this replica's actor transport address (clustered only): the
+	// control planes of the replicas are one actor cluster (actors/cluster.go).
+	actorAddr string
+
+	mu      sync.Mutex
+	sys     *actors.System
+	leading bool            // sys is the leader's (every kind), not a follower's host
+	members []actors.Member // the last view of the live replicas
+	leader  string          // and of the leader
+}
+
+// metaActor is the replica Meta entry naming its actor transport address.
+const metaActor = "actor"
+
+// cluster is the actor-cluster part of a system's options: nil for a server of one.
+func (cp *controlPlane) cluster(leader bool) *actors.ClusterOptions {
+	if cp.actorAddr == "" {
+		return nil
+	}
+	return &actors.ClusterOptions{Name: cp.cfg.Name, Address: cp.actorAddr, Leader: leader,
+		Members: cp.members, LeaderName: cp.leader}
 }
 
 // start starts the actor system, gives it to the gateway and writes the bootstrap
@@ -62,7 +81,8 @@ func (cp *controlPlane) start(ctx context.Context) error {
 		Nodes: cp.nodes, Services: cp.services,
 		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
 		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod,
-		TerminatedPodGCThreshold: cfg.TerminatedPodGCThreshold, ServiceAccounts: cp.serviceAccounts})
+		TerminatedPodGCThreshold: cfg.TerminatedPodGCThreshold, ServiceAccounts: cp.serviceAccounts,
+		Cluster: cp.cluster(true)})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}
@@ -85,7 +105,32 @@ func (cp *controlPlane) start(ctx context.Context) error {
 		}
 	}
 	cp.gw.Booted()
-	cp.sys = sys
+	cp.sys, cp.leading = sys, true
+	return nil
+}
+
+// startHost starts a follower's actor system: its share of the placed kinds'
+// actors (actors.PlacedKinds), which reach every other kind on the leader. The
+// gateway does not use it (a follower forwards writes to the leader).
+func (cp *controlPlane) startHost() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cp.sys != nil {
+		return nil
+	}
+	cfg := cp.cfg
+	adm, err := actors.NewAdmission(cp.store, actors.AdmissionConfig{Plugins: cfg.AdmissionControl, AllowPrivileged: cfg.AllowPrivileged})
+	if err != nil {
+		return err
+	}
+	sys, err := actors.Start(actors.Options{Store: cp.store, Tracer: cp.tracer, Log: cp.log, RequestTimeout: cfg.RequestTimeout,
+		EventTTL: cfg.EventTTL, Nodes: cp.nodes, Services: cp.services, Admission: adm.Chain,
+		ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod, Cluster: cp.cluster(false)})
+	if err != nil {
+		return fmt.Errorf("start actors: %w", err)
+	}
+	adm.Bind(sys)
+	cp.sys, cp.leading = sys, false
 	return nil
 }
 
@@ -96,9 +141,52 @@ func (cp *controlPlane) stop() {
 	if cp.sys == nil {
 		return
 	}
-	cp.gw.SetActors(nil)
+	if cp.leading {
+		cp.gw.SetActors(nil)
+	}
 	cp.sys.Stop()
-	cp.sys = nil
+	cp.sys, cp.leading = nil, false
+}
+
+// refreshMembers reads the live replicas and the leader from the store and gives
+// them to the running system.
+func (cp *controlPlane) refreshMembers(ctx context.Context) {
+	ms, err := cp.store.Members(ctx)
+	if err != nil {
+		return
+	}
+	var live []actors.Member
+	leader := ""
+	for _, m := range ms {
+		if m.Leader {
+			leader = m.Name
+		}
+		if a := m.Meta[metaActor]; m.Reachable && m.Voter && a != "" {
+			live = append(live, actors.Member{Name: m.Name, Address: a})
+		}
+	}
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.members, cp.leader = live, leader
+	if cp.sys != nil && len(live) > 0 {
+		if err := cp.sys.SetMembers(live, leader); err != nil {
+			cp.log.WithError(err).Warn("actor cluster members")
+		}
+	}
+}
+
+// watchMembers refreshes the members every period until ctx ends.
+func (cp *controlPlane) watchMembers(ctx context.Context, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			cp.refreshMembers(ctx)
+		}
+	}
 }
 
 // follow starts the control plane each time the replica becomes the leader and stops
@@ -107,6 +195,19 @@ func (cp *controlPlane) stop() {
 func (cp *controlPlane) follow(ctx context.Context, leadership <-chan bool) {
 	var retry <-chan time.Time
 	leading := false
+	host := func() { // a follower hosts its share of the placed kinds' actors
+		if cp.actorAddr == "" {
+			return
+		}
+		if err := cp.startHost(); err != nil {
+			cp.log.WithField("error", err).Error("follower's actors did not start")
+		}
+	}
+	if cp.actorAddr != "" {
+		cp.refreshMembers(ctx)
+		go cp.watchMembers(ctx, 500*time.Millisecond)
+		host()
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -119,8 +220,10 @@ func (cp *controlPlane) follow(ctx context.Context, leadership <-chan bool) {
 			if !l {
 				cp.log.WithField("name", cp.cfg.Name).Info("no longer the leader: stopping the control plane")
 				cp.stop()
+				host()
 				continue
 			}
+			cp.stop() // the follower's host, if it runs
 		case <-retry:
 			retry = nil
 			if !leading || !cp.store.IsLeader() {

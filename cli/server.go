@@ -227,8 +227,12 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 
 	opts := persistence.Options{Dir: cfg.DataDir, ChangeLogWindow: cfg.ChangeLogWindow, NewObject: newObject}
 	peer := &lateHandler{}
+	actorAddr := ""
 	if cfg.Clustered() {
-		meta := map[string]string{gateway.MetaAPI: "http://" + server.String()}
+		if actorAddr, err = actorAddress(cfg); err != nil {
+			return err
+		}
+		meta := map[string]string{gateway.MetaAPI: "http://" + server.String(), metaActor: actorAddr}
 		if secure != nil {
 			if sa, err := advertised(cfg, secure.ln.Addr()); err == nil {
 				meta[gateway.MetaSecureAPI] = "https://" + sa.String()
@@ -284,7 +288,7 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	defer stopDNS()
 
 	cp := &controlPlane{cfg: cfg, store: store, gw: gw, log: log, nodes: nodes, services: services, server: apiServer,
-		serviceAccounts: sec.serviceAccountOptions(), tracer: tracer}
+		serviceAccounts: sec.serviceAccountOptions(), tracer: tracer, actorAddr: actorAddr}
 	if dnsOK {
 		cp.kubeDNS = &kubeDNS
 	}
@@ -330,6 +334,27 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 }
 
 // newObject decodes stored objects: the store knows resources by name only.
+// actorAddress is the replica's actor transport address: --actor-address, else the
+// peer address's host with a port free now.
+func actorAddress(cfg config.Server) (string, error) {
+	if cfg.ActorAddress != "" {
+		return cfg.ActorAddress, nil
+	}
+	host, _, err := net.SplitHostPort(cfg.PeerAddress)
+	if err != nil {
+		return "", fmt.Errorf("--peer-address %q: %w", cfg.PeerAddress, err)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return "", fmt.Errorf("actor transport: no free port on %s: %w", host, err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		return "", err
+	}
+	return addr, nil
+}
+
 func newObject(res string) (runtime.Object, error) {
 	r, ok := kinds.Lookup(res)
 	if !ok {

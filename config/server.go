@@ -77,6 +77,7 @@ type Server struct {
 type Replica struct {
 	Name                string `name:"name" help:"This replica's name, unique among the replicas (default: the host name)."`
 	PeerAddress         string `name:"peer-address" help:"host:port of this replica's peer port: Raft and the API requests other replicas forward (default: its --initial-cluster entry, else 127.0.0.1:2380; only with --initial-cluster or --join). A trusted network: forwarded requests are believed, so bind it where only the replicas reach."`
+	ActorAddress        string `name:"actor-address" help:"host:port of this replica's actor transport (protoactor remote), where the other replicas send messages to the controller actors it hosts (default: the --peer-address host with a free port; only with --initial-cluster or --join). Plaintext: bind it where only the replicas reach."`
 	InitialCluster      string `name:"initial-cluster" help:"Every member of a new cluster, this one included: name=host:port,... (their peer addresses)."`
 	Join                string `name:"join" help:"Peer URL (http://host:port) of any member of a running cluster: this replica asks to be added to it."`
 	InitialClusterState string `name:"initial-cluster-state" default:"new" enum:"new,existing" help:"new or existing (etcd's flag; accepted: whether the replica starts a cluster is told by --initial-cluster or --join, and by the Raft state in --data-dir)."`
@@ -167,7 +168,15 @@ func (r *Replica) validateReplica() error {
 		if r.PeerAddress != "" {
 			return fmt.Errorf("--peer-address needs --initial-cluster or --join")
 		}
+		if r.ActorAddress != "" {
+			return fmt.Errorf("--actor-address needs --initial-cluster or --join")
+		}
 		return nil
+	}
+	if r.ActorAddress != "" {
+		if err := checkHostPortFlag("--actor-address", r.ActorAddress); err != nil {
+			return err
+		}
 	}
 	if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 {
 		return fmt.Errorf("--name %q: %s", r.Name, strings.Join(errs, "; "))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -260,8 +261,13 @@ func TestReplicas(t *testing.T) {
 	})
 }
 
-// TestReplicasRCSurvivesLeaderKill scales an RC to 30 on simulated nodes, kills the
-// leader meanwhile, and checks that the new leader's controllers end with exactly 30.
+// TestReplicasRCSurvivesLeaderKill is issue 13's "controllers survive": an RC scaled
+// from 0 to 300 on simulated nodes while the leader is killed ends with exactly 300
+// pods, all bound, and no pod was created on the way beyond those 300 (a watch on a
+// surviving replica sees every create). The RC's actor runs on whichever replica its
+// name places it (actors/cluster.go): on the leader it is activated again elsewhere,
+// on a follower it goes on and reaches the new leader's pod actors; the scheduler
+// moves with the leadership and keeps binding.
 func TestReplicasRCSurvivesLeaderKill(t *testing.T) {
 	rs := StartReplicas(t, 3)
 	startProcess(t, Binary(t), "agent", "--server", ReplicaURLs(rs), "--log-format", "json",
@@ -288,7 +294,8 @@ func TestReplicasRCSurvivesLeaderKill(t *testing.T) {
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "kubeactor/pause"}}},
 			}},
 	}
-	if _, err := cs.CoreV1().ReplicationControllers("default").Create(ctx, rc, metav1.CreateOptions{}); err != nil {
+	created, err := cs.CoreV1().ReplicationControllers("default").Create(ctx, rc, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	leader := Leader(t, rs)
@@ -300,45 +307,82 @@ func TestReplicasRCSurvivesLeaderKill(t *testing.T) {
 		}
 	}
 	cs = replicaClient(t, other)
-	Eventually(t, 30*time.Second, "scale to 30", func() error {
+	// Every pod create from now on, seen by a replica that survives: a watch from the
+	// RC's creation, resumed from the last event seen when the server ends it.
+	watchFrom := func(rv string) watch.Interface {
+		w, err := cs.CoreV1().Pods("default").Watch(ctx, metav1.ListOptions{LabelSelector: "app=survivor", ResourceVersion: rv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	w := watchFrom(created.ResourceVersion)
+	defer func() { w.Stop() }()
+	Eventually(t, 30*time.Second, "scale to 300", func() error {
 		scale, err := cs.CoreV1().ReplicationControllers("default").GetScale(ctx, "survivor", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		scale.Spec.Replicas = 30
+		scale.Spec.Replicas = 300
 		_, err = cs.CoreV1().ReplicationControllers("default").UpdateScale(ctx, "survivor", scale, metav1.UpdateOptions{})
 		return err
 	})
 	leader.Kill()
-	count := func() (int, error) {
+	var last string
+	Eventually(t, 180*time.Second, "300 pods, bound, the RC's status saying so", func() error {
 		pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app=survivor"})
 		if err != nil {
-			return 0, err
+			return err
 		}
-		n := 0
+		n, bound := 0, 0
 		for _, p := range pods.Items {
 			if p.DeletionTimestamp == nil {
 				n++
+				if p.Spec.NodeName != "" {
+					bound++
+				}
 			}
-		}
-		return n, nil
-	}
-	Eventually(t, 120*time.Second, "30 pods, running, the RC's status saying so", func() error {
-		n, err := count()
-		if err != nil {
-			return err
 		}
 		got, err := cs.CoreV1().ReplicationControllers("default").Get(ctx, "survivor", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if n != 30 || got.Status.Replicas != 30 {
-			return fmt.Errorf("%d pods, status.replicas %d", n, got.Status.Replicas)
+		if n != 300 || bound != 300 || got.Status.Replicas != 300 {
+			return fmt.Errorf("%d pods, %d bound, status.replicas %d", n, bound, got.Status.Replicas)
 		}
+		last = pods.ResourceVersion
 		return nil
 	})
-	if n, err := count(); err != nil || n != 30 {
-		t.Errorf("after settling: %d pods (%v), want exactly 30", n, err)
+	// Drain the watch up to the list's revision and count the creates.
+	adds := map[string]int{}
+	rv, _ := strconv.ParseInt(last, 10, 64)
+	seenRV := created.ResourceVersion
+	for seen := int64(0); seen < rv; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				w = watchFrom(seenRV)
+				continue
+			}
+			p, isPod := ev.Object.(*corev1.Pod)
+			if !isPod {
+				t.Fatalf("watch event %s: %v", ev.Type, ev.Object)
+			}
+			seenRV = p.ResourceVersion
+			seen, _ = strconv.ParseInt(p.ResourceVersion, 10, 64)
+			if ev.Type == watch.Added {
+				adds[p.Name]++
+			}
+		case <-ctx.Done():
+			t.Fatalf("watch: %v", ctx.Err())
+		}
+	}
+	total := 0
+	for _, n := range adds {
+		total += n
+	}
+	if total != 300 || len(adds) != 300 {
+		t.Errorf("%d pod creates (%d names) for an RC of 300: pods were created beyond its replicas", total, len(adds))
 	}
 }
 

@@ -19,8 +19,8 @@ import (
 // The peer port carries two protocols on one TCP port: Raft's (whose connections
 // begin with a small RPC-type byte) and HTTP (whose requests begin with an ASCII
 // letter). The first byte of each accepted connection picks the protocol. HTTP paths
-// under /raft/ are the store's own (join, remove, member info, read index); the others
-// go to Replication.PeerHandler.
+// under /raft/ are the store's own (join, remove, member info, read index, a
+// follower's forwarded transactions); the others go to Replication.PeerHandler.
 
 // peerLayer is raft.StreamLayer over the peer port; it hands HTTP connections to an
 // http.Server through httpListener.
@@ -170,6 +170,7 @@ func (r *replica) startHTTP() {
 		writeJSON(w, http.StatusOK, r.selfInfo())
 	})
 	mux.HandleFunc("GET /raft/readindex", r.handleReadIndex)
+	mux.HandleFunc("POST /raft/apply", r.handleApply)
 	mux.HandleFunc("/raft/", http.NotFound)
 	if h := r.conf.PeerHandler; h != nil {
 		mux.Handle("/", h)

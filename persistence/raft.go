@@ -74,6 +74,8 @@ type replica struct {
 	appliedMu sync.Mutex
 	appliedCh chan struct{} // closed when applied advances
 	failed    atomic.Pointer[error]
+	failedCh  chan struct{} // closed when the FSM failed (failed is set)
+	failOnce  sync.Once
 
 	lmu       sync.Mutex
 	lead      bool
@@ -85,6 +87,11 @@ type replica struct {
 
 	imu  sync.Mutex
 	info map[string]memberInfo // last report of each member, by name
+
+	// A follower's forwarded transactions (forward.go).
+	fwdq      chan *forwardCall
+	fwdCtx    context.Context // the forwarded batches' requests; cancelled at shutdown
+	fwdCancel context.CancelFunc
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -115,13 +122,16 @@ func openReplica(s *Store, conf Replication, dir string, inMemory bool) (*replic
 		inflight:  make(chan inflightEntry, maxInflight),
 		slots:     make(chan struct{}, pipelineDepth),
 		appliedCh: make(chan struct{}),
+		failedCh:  make(chan struct{}),
 		termCh:    make(chan struct{}),
 		notify:    make(chan bool, 64),
 		info:      make(map[string]memberInfo),
 		stop:      make(chan struct{}),
-		cli:       &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8, IdleConnTimeout: 30 * time.Second}},
+		cli:       &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 30 * time.Second}},
 	}
 	r.applied.Store(s.appliedIndex)
+	r.fwdq = make(chan *forwardCall, maxInflight)
+	r.fwdCtx, r.fwdCancel = context.WithCancel(context.Background())
 	var err error
 	if r.logs, err = newRaftLog(s.db); err != nil {
 		return nil, err
@@ -167,6 +177,8 @@ func openReplica(s *Store, conf Replication, dir string, inMemory bool) (*replic
 	go r.watchLeadership() // r.notify holds what Raft sent meanwhile
 	r.waiterWG.Add(1)
 	go r.waiter()
+	r.wg.Add(1)
+	go r.forwarder()
 
 	existing, err := raft.HasExistingState(logs, r.logs, r.snaps)
 	if err != nil {
@@ -267,6 +279,7 @@ func (r *replica) shutdown() {
 	default:
 		close(r.stop)
 	}
+	r.fwdCancel()
 	r.wg.Wait()
 	r.cli.CloseIdleConnections()
 }
@@ -285,6 +298,7 @@ func (r *replica) stopRaft() {
 func (r *replica) fail(err error) {
 	r.s.failed = err
 	r.failed.Store(&err)
+	r.failOnce.Do(func() { close(r.failedCh) })
 	r.log.WithError(err).Error("the replica cannot apply the raft log: stopping raft")
 	go func() { _ = r.raft.Shutdown().Error() }()
 }
@@ -702,13 +716,9 @@ func (r *replica) members(ctx context.Context) ([]Member, error) {
 	return out, nil
 }
 
-// admit refuses a transaction this replica cannot propose: a follower's (the server
-// forwards writes to the leader) and one whose objects another replica could not
-// decode.
+// admit refuses a transaction whose objects another replica could not decode (a
+// follower's transactions are admitted too: Apply forwards them to the leader).
 func (r *replica) admit(cmds []Command) error {
-	if r.raft.State() != raft.Leader {
-		return fmt.Errorf("apply: %w", ErrNotLeader)
-	}
 	for _, c := range cmds {
 		if c.Op == OpCreate || c.Op == OpUpdate {
 			if r.s.newObject == nil {

@@ -53,8 +53,9 @@ type Member struct {
 	Reachable   bool      `json:"reachable"`
 }
 
-// ErrNotLeader is returned by Apply on a replica that is not the leader: writes
-// are applied by the leader only (the server forwards them there).
+// ErrNotLeader is returned by Apply when no leader is known, or when the one asked
+// is no longer the leader (a follower's Apply forwards the transaction to the
+// leader): the transaction was not applied, and may be tried again.
 var ErrNotLeader = errors.New("persistence: not the leader")
 
 // Replicated reports whether the store is a replica of a Raft cluster.

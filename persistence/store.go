@@ -180,10 +180,18 @@ func (s *Store) Revision() int64 { return s.rev.Load() }
 // transaction's outcome is always returned, never an ambiguous timeout. A ctx made
 // by WithTiming gets where the time went (timing.go).
 //
-// On a replicated store only the leader applies (a follower returns ErrNotLeader),
-// and a transaction is acknowledged once its Raft entry is committed on a majority
-// and applied here; if the leader loses its leadership (or stops) while the entry is
-// in flight, the error wraps ErrUnknownOutcome: it may or may not have been applied.
+// On a replicated store the leader applies: a transaction is acknowledged once its
+// Raft entry is committed on a majority and applied here; if the leader loses its
+// leadership (or stops) while the entry is in flight, the error wraps
+// ErrUnknownOutcome: it may or may not have been applied. A follower forwards the
+// transaction to the leader's peer port (POST /raft/apply), which applies it as
+// above, and returns once its own replica has applied that revision: a read here
+// right after sees the write, and the objects returned are this replica's (shared
+// with its cache). The leader's errors keep their sentinels and message. With no
+// leader known the error wraps ErrNotLeader (nothing was sent: retry); when the
+// leader is lost after the transaction was sent, or ctx ends after it was sent and
+// before the answer or before this replica applied the revision, it wraps
+// ErrUnknownOutcome (ctx thus bounds the whole of a follower's Apply).
 func (s *Store) Apply(ctx context.Context, cmds ...Command) (int64, []kruntime.Object, error) {
 	if len(cmds) == 0 {
 		return 0, nil, fmt.Errorf("apply: %w: empty transaction", ErrInvalid)
@@ -194,6 +202,33 @@ func (s *Store) Apply(ctx context.Context, cmds ...Command) (int64, []kruntime.O
 			return 0, nil, err
 		}
 	}
+	r, err := prepare(cmds)
+	if err != nil {
+		return 0, nil, err
+	}
+	if r.timing = timingOf(ctx); r.timing != nil {
+		r.timing.Start = time.Now()
+	}
+	if s.replica != nil && !s.replica.isLeader() {
+		rev, objs, err := s.replica.forwardApply(ctx, r)
+		s.stats.apply.ObserveSince(start)
+		return rev, objs, err
+	}
+	if err := s.enqueue(ctx, r); err != nil {
+		return 0, nil, err
+	}
+	res := <-r.done
+	if s.replica != nil && errors.Is(res.err, ErrNotLeader) && ctx.Err() == nil {
+		// Not proposed (the leadership moved meanwhile): the new leader may take it.
+		res.rev, res.objs, res.err = s.replica.forwardApply(ctx, r)
+	}
+	s.stats.apply.ObserveSince(start)
+	return res.rev, res.objs, res.err
+}
+
+// prepare checks a transaction's commands and pre-encodes their objects (on the
+// caller's goroutine, so that concurrent Apply calls encode in parallel).
+func prepare(cmds []Command) (*request, error) {
 	r := &request{
 		cmds: cmds,
 		enc:  make([]encoded, len(cmds)),
@@ -204,40 +239,50 @@ func (s *Store) Apply(ctx context.Context, cmds ...Command) (int64, []kruntime.O
 		if c.Op != OpCreate && c.Op != OpUpdate {
 			continue
 		}
-		if c.Object == nil {
-			return 0, nil, fmt.Errorf("%s %s: %w: no object", opName(c.Op), keyString(c.Key), ErrInvalid)
-		}
-		acc, err := meta.Accessor(c.Object)
+		uid, err := checkObject(c)
 		if err != nil {
-			return 0, nil, fmt.Errorf("%s %s: %w: %w", opName(c.Op), keyString(c.Key), ErrInvalid, err)
+			return nil, err
 		}
-		if acc.GetName() != c.Key.Name || acc.GetNamespace() != c.Key.Namespace {
-			return 0, nil, fmt.Errorf("%s %s: %w: object is %s/%s", opName(c.Op), keyString(c.Key),
-				ErrInvalid, acc.GetNamespace(), acc.GetName())
-		}
-		r.uids[i] = acc.GetUID()
+		r.uids[i] = uid
 		if r.enc[i], err = preEncode(c.Object); err != nil {
-			return 0, nil, fmt.Errorf("%s %s: %w", opName(c.Op), keyString(c.Key), err)
+			return nil, fmt.Errorf("%s %s: %w", opName(c.Op), keyString(c.Key), err)
 		}
 	}
-	if r.timing = timingOf(ctx); r.timing != nil {
-		r.timing.Start = time.Now()
+	return r, nil
+}
+
+// checkObject checks that a create's or update's object is there and is the key's,
+// and returns its uid.
+func checkObject(c Command) (types.UID, error) {
+	if c.Object == nil {
+		return "", fmt.Errorf("%s %s: %w: no object", opName(c.Op), keyString(c.Key), ErrInvalid)
 	}
+	acc, err := meta.Accessor(c.Object)
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %w: %w", opName(c.Op), keyString(c.Key), ErrInvalid, err)
+	}
+	if acc.GetName() != c.Key.Name || acc.GetNamespace() != c.Key.Namespace {
+		return "", fmt.Errorf("%s %s: %w: object is %s/%s", opName(c.Op), keyString(c.Key),
+			ErrInvalid, acc.GetNamespace(), acc.GetName())
+	}
+	return acc.GetUID(), nil
+}
+
+// enqueue hands a prepared transaction to the committer; its result comes on r.done.
+func (s *Store) enqueue(ctx context.Context, r *request) error {
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
-		return 0, nil, fmt.Errorf("apply: %w", ErrClosed)
+		return fmt.Errorf("apply: %w", ErrClosed)
 	}
 	select {
 	case s.queue <- r:
 		s.closeMu.RUnlock()
+		return nil
 	case <-ctx.Done():
 		s.closeMu.RUnlock()
-		return 0, nil, fmt.Errorf("apply: %w", ctx.Err())
+		return fmt.Errorf("apply: %w", ctx.Err())
 	}
-	res := <-r.done
-	s.stats.apply.ObserveSince(start)
-	return res.rev, res.objs, res.err
 }
 
 // Get returns the current item for key, or an error wrapping ErrNotFound.

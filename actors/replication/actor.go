@@ -2,6 +2,7 @@ package replication
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -10,10 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 
 	"github.com/kubeactor/kubeactor/actors/control"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // The replication controller: each RC's own actor keeps spec.replicas pods. Its sync
@@ -55,6 +56,9 @@ type Controller struct {
 	// (RetryAfter), instead of sending the same refused writes again at once.
 	refusals int
 	retryAt  time.Time
+	// cursor is the slot the next new pod's name starts from (slots.go): above every
+	// slot this controller handed out, so a replacement pod gets a new name.
+	cursor int
 }
 
 var (
@@ -121,6 +125,19 @@ func (c *Controller) Deleted(fx control.Effects, last runtime.Object) {
 // Answered notes the answer to a pod create or delete: a refused one will bring no
 // pod event.
 func (c *Controller) Answered(fx control.Effects, r control.Answer) {
+	if r.Ref.Name == "" && r.Err != nil {
+		// An answer that will never come (the member that had the pod's actor left):
+		// once none is awaited, the next sync plans from the pods as stored. Pod names
+		// are derived from the RC and a slot (slots.go), so creating a pod again
+		// that was created after all fails with AlreadyExists: never an extra pod.
+		if fx.Outstanding() == 0 {
+			c.exp, c.sent = Expectations{}, nil
+		}
+		c.dirty = true
+		c.refusals++
+		c.retryAt = fx.Now().Add(RetryAfter(c.refusals))
+		return
+	}
 	if r.Ref.Resource != "pods" {
 		return
 	}
@@ -150,6 +167,13 @@ func (c *Controller) Answered(fx control.Effects, r control.Answer) {
 		return
 	}
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.Ref.Name, Namespace: r.Ref.Namespace}}
+	if op == opCreate && errors.Is(r.Err, command.ErrAlreadyExists) {
+		// Created already, by this RC's actor on another member during a change of
+		// the members (the names are the RC's slots): not a refusal.
+		c.exp = c.exp.Observe(Event{Type: CreateFailed, Pod: p})
+		c.dirty = true
+		return
+	}
 	typ := DeleteFailed
 	if slices.Contains(c.exp.Creates, r.Ref.Name) {
 		typ = CreateFailed
@@ -219,8 +243,9 @@ func (c *Controller) Sync(fx control.Effects) {
 		return
 	}
 	c.exp = c.exp.ObserveState(all)
-	plan := Decide(rc, all, c.exp, func() string { return rand.String(5) }, now)
-	c.exp = plan.Expectations
+	slots := NewSlots(rc, all, c.exp, c.cursor)
+	plan := Decide(rc, all, c.exp, slots.Suffix, now)
+	c.exp, c.cursor = plan.Expectations, slots.Next()
 
 	for _, p := range plan.Create {
 		if err := fx.Create("pods", p); err != nil {

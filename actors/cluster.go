@@ -1,0 +1,248 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
+
+	"github.com/kubeactor/kubeactor/persistence"
+)
+
+// A replicated control plane (issue 13): every master replica runs an actor system,
+// and the systems are the members of one actor cluster over protoactor's remote
+// transport. Its members are the store's Raft configuration as the server sees it
+// (the server calls SetMembers), not a second membership system.
+//
+//   - The actors of the placed kinds (PlacedKinds: the replication controllers) are
+//     spread over the live members by identity: each object's owner is the member
+//     that wins a rendezvous hash of its key. A manager routes a request for an object
+//     it does not own to the owner's manager of the same kind; the owner's object
+//     actor answers the original sender directly.
+//   - Every other kind, and the singletons (the scheduler, the evictor, the pod
+//     garbage collector), run on the leader only. On another member the manager of
+//     such a kind keeps no actors and forwards every request to the leader's.
+//   - When the members change, each manager of a placed kind stops the actors it no
+//     longer owns and starts those it now owns, which load their object from the
+//     store (every replica has all of it). Two members may briefly both run one
+//     object's actor: every write it makes carries its precondition (the revision it
+//     last saw) through the Raft log, so the second one gets a conflict, and an RC's
+//     pod creates use names derived from the RC and a slot, so a second create of the
+//     same pod fails with AlreadyExists instead of making an extra pod.
+//   - Feeds run on every member; a resync for an object owned elsewhere is dropped
+//     (its owner's own feed saw the same change).
+//
+// Messages that cross members are wire messages (wire.go).
+
+// ClusterOptions make a system one member of a replicated control plane.
+type ClusterOptions struct {
+	// Name is this member's name (its replica name).
+	Name string
+	// Address is host:port of this member's actor transport: it binds it and the
+	// other members reach it there.
+	Address string
+	// Leader says this member leads: it runs every kind and the singletons.
+	// Otherwise it hosts only its share of the placed kinds' actors.
+	Leader bool
+	// Members and LeaderName are the first view of the cluster (see SetMembers),
+	// in force before any actor starts.
+	Members    []Member
+	LeaderName string
+}
+
+// Member is one member of the actor cluster: its name and transport address.
+type Member struct {
+	Name    string
+	Address string
+}
+
+// PlacedKinds are the kinds whose actors are spread over the members by identity.
+var PlacedKinds = []string{"replicationcontrollers"}
+
+// maxHops bounds how often a request is forwarded between members while their views
+// of the placement differ; past it the request fails (errUnavailable) and its sender
+// retries.
+const maxHops = 3
+
+// errUnavailable: the member that should handle a request is not known now.
+var errUnavailable = fmt.Errorf("%w: the object's member is not known now (the members are changing)", ErrTimeout)
+
+// placement is one view of the members: who is alive, who leads, where they are.
+type placement struct {
+	self    string
+	leader  string   // "" when no leader is known
+	members []string // the live members, sorted
+	addr    map[string]string
+}
+
+// owner is the member that hosts the actor of key: the live member with the highest
+// hash of (member, key), so a member's leaving moves only its own objects.
+func (p *placement) owner(key persistence.Key) string {
+	k := fnv.New64a()
+	_, _ = k.Write([]byte(key.Resource + "/" + key.Namespace + "/" + key.Name))
+	kh := mix64(k.Sum64())
+	best, bestHash := "", uint64(0)
+	for _, m := range p.members {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte(m))
+		if v := mix64(h.Sum64() ^ kh); best == "" || v > bestHash {
+			best, bestHash = m, v
+		}
+	}
+	return best
+}
+
+// mix64 is splitmix64's finalizer: every input bit moves every output bit, so the
+// hashes of one key with each member compare fairly.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// cluster is a system's membership state.
+type cluster struct {
+	self   string
+	leader bool // this member leads (fixed for the system's life)
+	remote *remote.Remote
+	view   atomic.Pointer[placement]
+}
+
+func placed(resource string) bool { return slices.Contains(PlacedKinds, resource) }
+
+// leads tells whether this system runs the leader's actors: every kind and the
+// singletons (always, without a cluster).
+func (e *env) leads() bool { return e.cluster == nil || e.cluster.leader }
+
+// hosts tells whether this system's manager of resource keeps actors at all.
+func (e *env) hosts(resource string) bool { return e.leads() || placed(resource) }
+
+// where says where the actor of key runs: here (local), or at the transport address
+// of another member ("" when that member is not known now).
+func (e *env) where(key persistence.Key) (addr string, local bool) {
+	c := e.cluster
+	if c == nil {
+		return "", true
+	}
+	p := c.view.Load()
+	if p == nil { // no view yet: a member hosts its placed kinds' requests itself
+		return "", c.leader || placed(key.Resource)
+	}
+	var m string
+	switch {
+	case placed(key.Resource):
+		if m = p.owner(key); m == "" {
+			return "", true // no view yet: the member hosts what it is asked for
+		}
+	case c.leader:
+		return "", true
+	default:
+		m = p.leader
+	}
+	if m == c.self {
+		return "", true
+	}
+	return p.addr[m], false
+}
+
+// startRemote starts the actor transport of a cluster member.
+func startRemote(sys *actor.ActorSystem, opts *ClusterOptions) (r *remote.Remote, err error) {
+	host, port, err := net.SplitHostPort(opts.Address)
+	if err != nil {
+		return nil, fmt.Errorf("actor address %q: %w", opts.Address, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, fmt.Errorf("actor address %q: %w", opts.Address, err)
+	}
+	r = remote.NewRemote(sys, remote.Configure(host, p, remote.WithAdvertisedHost(opts.Address)))
+	defer func() { // remote.Start panics when it cannot listen
+		if v := recover(); v != nil {
+			r, err = nil, fmt.Errorf("actor transport on %s: %v", opts.Address, v)
+		}
+	}()
+	r.Start()
+	return r, nil
+}
+
+// SetMembers gives the system the live members of the cluster and the leader's name
+// ("" when none is known). Managers of the placed kinds then stop the actors they no
+// longer own and start those they now own. Without a cluster it does nothing.
+func (s *System) SetMembers(members []Member, leader string) error {
+	c := s.env.cluster
+	if c == nil {
+		return nil
+	}
+	p, err := newPlacement(c.self, members, leader)
+	if err != nil {
+		return err
+	}
+	if old := c.view.Load(); old != nil && old.leader == p.leader && slices.Equal(old.members, p.members) &&
+		sameAddrs(old.addr, p.addr) {
+		return nil
+	}
+	c.view.Store(p)
+	for _, r := range PlacedKinds {
+		if pid, ok := s.env.managers[r]; ok {
+			s.system.Root.Send(pid, &placementChanged{})
+		}
+	}
+	return nil
+}
+
+func newPlacement(self string, members []Member, leader string) (*placement, error) {
+	p := &placement{self: self, leader: leader, addr: make(map[string]string, len(members))}
+	for _, m := range members {
+		if m.Name == "" || m.Address == "" {
+			return nil, errors.New("actors: a member needs a name and an address")
+		}
+		p.members = append(p.members, m.Name)
+		p.addr[m.Name] = m.Address
+	}
+	slices.Sort(p.members)
+	return p, nil
+}
+
+func sameAddrs(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Owner names the member that hosts the actor of key in the current view ("" without
+// a cluster or a view): the placement, for tests and the members listing.
+func (s *System) Owner(key persistence.Key) string {
+	c := s.env.cluster
+	if c == nil {
+		return ""
+	}
+	if p := c.view.Load(); p != nil {
+		if placed(key.Resource) {
+			return p.owner(key)
+		}
+		return p.leader
+	}
+	return ""
+}
+
+// placementChanged tells a placed kind's manager that the members changed.
+type placementChanged struct{}
+
+// membersChanged tells an object actor that the members changed: answers it awaits
+// from another member may never come.
+type membersChanged struct{}

@@ -1,0 +1,327 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/protobuf/types/known/anypb"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubeactor/kubeactor/actors/admission"
+	"github.com/kubeactor/kubeactor/actors/event"
+	"github.com/kubeactor/kubeactor/actors/resourcequota"
+	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
+)
+
+func TestPlacementOwner(t *testing.T) {
+	three, err := newPlacement("a", []Member{{"a", "x:1"}, {"b", "x:2"}, {"c", "x:3"}}, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := newPlacement("a", []Member{{"a", "x:1"}, {"c", "x:3"}}, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := map[string]int{}
+	for i := range 300 {
+		k := rcKey("default", fmt.Sprintf("rc-%d", i))
+		o := three.owner(k)
+		owned[o]++
+		if again := three.owner(k); again != o {
+			t.Fatalf("%v: owner %s then %s", k, o, again)
+		}
+		// b leaves: only b's objects move.
+		if o2 := two.owner(k); o != "b" && o2 != o {
+			t.Errorf("%v moved from %s to %s when b left", k, o, o2)
+		}
+	}
+	for _, m := range []string{"a", "b", "c"} {
+		if owned[m] < 50 {
+			t.Errorf("member %s owns %d of 300 objects: %v", m, owned[m], owned)
+		}
+	}
+	if _, err := newPlacement("a", []Member{{"a", ""}}, ""); err == nil {
+		t.Error("a member without an address was accepted")
+	}
+}
+
+func TestWireRoundTrip(t *testing.T) {
+	pod := newPod("default", "web").obj()
+	span := envelope{trace: "t1", key: podKey("default", "web"), hops: 2}
+	user := write{user: admission.User{Name: "alice", Groups: []string{"dev"}}, sub: "status", dryRun: true}
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "web", errors.New("no"))
+	invalid := &InvalidError{Kind: "Pod", Name: "web", Causes: field.ErrorList{field.Required(field.NewPath("spec"), "")}}
+	tests := []struct {
+		name string
+		msg  interface {
+			Serialize() (remote.RootSerialized, error)
+		}
+		check func(t *testing.T, got any)
+	}{
+		{"create", &createRequest{envelope: span, write: user, object: pod}, func(t *testing.T, got any) {
+			m := got.(*createRequest)
+			if m.trace != "t1" || m.key != span.key || m.hops != 2 || m.user.Name != "alice" || m.sub != "status" || !m.dryRun {
+				t.Errorf("envelope or write lost: %+v", m)
+			}
+			if p, ok := m.object.(*corev1.Pod); !ok || p.Name != "web" || p.Spec.Containers[0].Image != pod.Spec.Containers[0].Image {
+				t.Errorf("object %#v", m.object)
+			}
+		}},
+		{"update", &updateRequest{envelope: span, object: pod, pre: command.Preconditions{UID: "u", ResourceVersion: 7}}, func(t *testing.T, got any) {
+			if m := got.(*updateRequest); m.pre.ResourceVersion != 7 || m.pre.UID != "u" {
+				t.Errorf("preconditions %+v", m.pre)
+			}
+		}},
+		{"delete", &deleteRequest{envelope: span, opts: DeleteOptions{GracePeriodSeconds: ptr(int64(0)), PropagationPolicy: "Orphan",
+			Preconditions: command.Preconditions{ResourceVersion: 3}}}, func(t *testing.T, got any) {
+			m := got.(*deleteRequest)
+			if m.opts.PropagationPolicy != "Orphan" || m.opts.GracePeriodSeconds == nil || *m.opts.GracePeriodSeconds != 0 || m.opts.Preconditions.ResourceVersion != 3 {
+				t.Errorf("options %+v", m.opts)
+			}
+		}},
+		{"reply", &reply{key: span.key, object: pod, gone: true}, func(t *testing.T, got any) {
+			m := got.(*reply)
+			if !m.gone || m.err != nil || m.object.(*corev1.Pod).Name != "web" {
+				t.Errorf("reply %+v", m)
+			}
+		}},
+		{"reply conflict", &reply{key: span.key, err: fmt.Errorf("pods default/web: %w", persistence.ErrConflict)}, func(t *testing.T, got any) {
+			if err := got.(*reply).err; !errors.Is(err, persistence.ErrConflict) || err.Error() != "pods default/web: "+persistence.ErrConflict.Error() {
+				t.Errorf("error %v", err)
+			}
+		}},
+		{"reply exists", &reply{key: span.key, err: fmt.Errorf("x: %w", command.ErrAlreadyExists)}, func(t *testing.T, got any) {
+			if err := got.(*reply).err; !errors.Is(err, command.ErrAlreadyExists) {
+				t.Errorf("error %v", err)
+			}
+		}},
+		{"reply forbidden", &reply{key: span.key, err: fmt.Errorf("admit: %w", forbidden)}, func(t *testing.T, got any) {
+			if err := got.(*reply).err; !apierrors.IsForbidden(err) || apierrors.ReasonForError(err) != metav1.StatusReasonForbidden {
+				t.Errorf("error %v: not Forbidden", err)
+			}
+		}},
+		{"reply invalid", &reply{key: span.key, err: invalid}, func(t *testing.T, got any) {
+			if err := got.(*reply).err; !apierrors.IsInvalid(err) {
+				t.Errorf("error %v: not Invalid", err)
+			}
+		}},
+		{"event", &kindRequest{envelope: span, payload: event.Record{Reason: "SuccessfulCreate", Message: "m"}}, func(t *testing.T, got any) {
+			if r, ok := got.(*kindRequest).payload.(event.Record); !ok || r.Reason != "SuccessfulCreate" {
+				t.Errorf("payload %#v", got.(*kindRequest).payload)
+			}
+		}},
+		{"charge", &kindRequest{envelope: span, payload: resourcequota.ChargeRequest{Resource: "pods", Object: pod, DryRun: true}}, func(t *testing.T, got any) {
+			c, ok := got.(*kindRequest).payload.(resourcequota.ChargeRequest)
+			if !ok || c.Resource != "pods" || !c.DryRun || c.Object.(*corev1.Pod).Name != "web" {
+				t.Errorf("payload %#v", got.(*kindRequest).payload)
+			}
+		}},
+		{"kind reply", &kindReply{err: forbidden}, func(t *testing.T, got any) {
+			if err := got.(*kindReply).err; !apierrors.IsForbidden(err) {
+				t.Errorf("error %v", err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := tt.msg.Serialize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := fromWire(w.(rootAny).Any)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, got)
+		})
+	}
+}
+
+func TestWireUndecodable(t *testing.T) {
+	for _, a := range []*anypb.Any{
+		{TypeUrl: wirePrefix + "from-a-newer-member", Value: []byte("{}")},
+		{TypeUrl: "type.googleapis.com/other", Value: nil},
+		{TypeUrl: wirePrefix + wireCreate, Value: []byte("{not json")},
+		{TypeUrl: wirePrefix + wireCreate, Value: []byte(`{"env":{"key":{"Resource":"nosuchkind"}},"object":{}}`)},
+		{TypeUrl: wirePrefix + wireKind, Value: []byte(`{"env":{}}`)},
+	} {
+		if _, err := fromWire(a); !errors.Is(err, errUndecodable) {
+			t.Errorf("%s %q: error %v, want errUndecodable", a.TypeUrl, a.Value, err)
+		}
+	}
+}
+
+// freeAddr is a loopback address with a port free now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := ln.Addr().String()
+	_ = ln.Close()
+	return a
+}
+
+// startMember starts a system as a cluster member on st (both members of a test
+// share one store: what the replicated store gives every member).
+func startMember(t *testing.T, st *persistence.Store, name, addr string, leader bool, members []Member) *System {
+	t.Helper()
+	if raceDetector {
+		t.Skip("two members in one process race inside protoactor's remote (grpc's global logger): run without -race (make unit does)")
+	}
+	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
+		Cluster: &ClusterOptions{Name: name, Address: addr, Leader: leader, Members: members, LeaderName: "a"}})
+	if err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// TestClusterSpreadsRCs runs a leader and a follower's host: the RCs are spread over
+// both, requests for either reach the owner through any member, the RCs on the
+// follower create their pods through the leader's pod actors, and when the follower
+// leaves the leader takes its RCs over.
+func TestClusterSpreadsRCs(t *testing.T) {
+	st := openStore(t)
+	aAddr, bAddr := freeAddr(t), freeAddr(t)
+	members := []Member{{"a", aAddr}, {"b", bAddr}}
+	a := startMember(t, st, "a", aAddr, true, members)
+	b := startMember(t, st, "b", bAddr, false, members)
+	ctx := context.Background()
+	if _, err := a.Create(ctx, persistence.Key{Resource: "namespaces", Name: "default"}, nsObj("default")); err != nil {
+		t.Fatal(err)
+	}
+	var onB []string
+	for i := range 8 {
+		name := fmt.Sprintf("web-%d", i)
+		if a.Owner(rcKey("default", name)) == "b" {
+			onB = append(onB, name)
+		}
+		if _, err := a.Create(ctx, rcKey("default", name), newRC("default", name, 3)); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+	}
+	if len(onB) == 0 || len(onB) == 8 {
+		t.Fatalf("placement put %d of 8 RCs on b: the test needs both members to own some", len(onB))
+	}
+	for i := range 8 {
+		waitReplicas(t, st, "default", fmt.Sprintf("web-%d", i), 3)
+	}
+	// Each RC's actor runs on its owner only.
+	for i := range 8 {
+		name := fmt.Sprintf("web-%d", i)
+		owner, other := a, b
+		if a.Owner(rcKey("default", name)) == "b" {
+			owner, other = b, a
+		}
+		if probe(t, owner, rcKey("default", name)) == nil {
+			t.Errorf("%s: no actor on its owner", name)
+		}
+		if n := other.hostedActors("replicationcontrollers", rcKey("default", name)); n != 0 {
+			t.Errorf("%s: %d actors on the member that does not own it", name, n)
+		}
+	}
+	// A scale through the follower's system reaches the owner wherever it is.
+	scaleRC(t, b, st, "default", onB[0], 5)
+	waitReplicas(t, st, "default", onB[0], 5)
+
+	// b leaves: the leader takes b's RCs over and they go on working.
+	b.Stop()
+	if err := a.SetMembers([]Member{{"a", aAddr}}, "a"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range onB {
+		scaleRC(t, a, st, "default", name, 4)
+		waitReplicas(t, st, "default", name, 4)
+	}
+}
+
+// TestClusterDoubleActivation makes both members believe they own an RC at once (as
+// during a change of the members, when their views differ): both activate its actor
+// from the store and sync at the same moment, and still no pod is ever created twice:
+// the RC ends with exactly its replicas after exactly that many creates.
+func TestClusterDoubleActivation(t *testing.T) {
+	st := openStore(t)
+	aAddr, bAddr := freeAddr(t), freeAddr(t)
+	both := []Member{{"a", aAddr}, {"b", bAddr}}
+	a := startMember(t, st, "a", aAddr, true, both)
+	b := startMember(t, st, "b", bAddr, false, both)
+	ctx := context.Background()
+	if _, err := a.Create(ctx, persistence.Key{Resource: "namespaces", Name: "default"}, nsObj("default")); err != nil {
+		t.Fatal(err)
+	}
+	// An RC that b owns, written to the store directly: no actor runs it yet.
+	name := ""
+	for i := range 50 {
+		if n := fmt.Sprintf("db-%d", i); a.Owner(rcKey("default", n)) == "b" {
+			name = n
+			break
+		}
+	}
+	if name == "" {
+		t.Fatal("no RC name owned by b")
+	}
+	rc := newRC("default", name, 60)
+	if _, _, err := st.Apply(ctx, persistence.Command{Op: persistence.OpCreate, Key: rcKey("default", name), Object: rc}); err != nil {
+		t.Fatal(err)
+	}
+	from := st.Revision()
+	// a's view loses b, so a activates the RC's actor; at the same moment a request
+	// for the RC activates it on b, which still owns it in its own view.
+	if err := a.SetMembers([]Member{{"a", aAddr}}, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if probe(t, b, rcKey("default", name)) == nil {
+		t.Fatal("no RC actor on b")
+	}
+	waitReplicas(t, st, "default", name, 60)
+	if a.hostedActors("replicationcontrollers", rcKey("default", name)) != 1 || b.hostedActors("replicationcontrollers", rcKey("default", name)) != 1 {
+		t.Fatal("the RC's actor does not run on both members")
+	}
+	// Every pod write since the RC was stored is in the change log: count the creates.
+	w, err := st.Watch(ctx, "pods", "", from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := 0
+	for {
+		dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond) // drains what is logged
+		batch, err := w.Next(dctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range batch {
+			if ev.Type == persistence.Added {
+				created++
+			}
+		}
+	}
+	if _, all := rcPods(st, "default", name); len(all) != 60 || created != 60 {
+		t.Errorf("%d pods after %d creates, want 60 and 60: a second activation made extra pods", len(all), created)
+	}
+}
+
+// hostedActors counts this system's actors of key (0 or 1), asking its manager.
+func (s *System) hostedActors(resource string, key persistence.Key) int {
+	res, err := s.system.Root.RequestFuture(s.env.managers[resource], &countChildren{key: objKey{key.Namespace, key.Name}}, 5*time.Second).Result()
+	if err != nil {
+		return -1
+	}
+	return res.(int)
+}
