@@ -16,9 +16,9 @@ import (
 	"github.com/kubeactor/kubeactor/tracing"
 )
 
-// openReplicatedLeader starts a Raft cluster of n in-memory stores in this process
-// and returns its leader once it is ready.
-func openReplicatedLeader(t *testing.T, n int) *persistence.Store {
+// openReplicated starts a Raft cluster of n in-memory stores in this process and,
+// once it has a ready leader, returns the leader or a follower.
+func openReplicated(t *testing.T, n int, lead bool) *persistence.Store {
 	t.Helper()
 	initial := map[string]string{}
 	for i := 1; i <= n; i++ {
@@ -66,7 +66,16 @@ func openReplicatedLeader(t *testing.T, n int) *persistence.Store {
 		}
 		return false
 	})
-	return leader
+	if lead {
+		return leader
+	}
+	for _, st := range stores {
+		if st != leader {
+			return st
+		}
+	}
+	t.Fatal("no follower")
+	return nil
 }
 
 // findSpan is the first span named name in the forest (depth first), or nil.
@@ -89,15 +98,18 @@ func positiveMillis(attrs map[string]string, key string) bool {
 
 // TestStoreApplySpanCarriesTheStoreTiming: a traced pod create's "store apply"
 // span carries where the store's time went: its group and fsync on a store of one;
-// on the leader of three its replication, and a "raft replicate" child within it.
+// on the leader of three its replication, and a "raft replicate" child within it;
+// on a follower its forwarding, and a "forward to leader" child within it.
 func TestStoreApplySpanCarriesTheStoreTiming(t *testing.T) {
 	cases := []struct {
 		name       string
 		open       func(*testing.T) *persistence.Store
 		replicated bool
+		forwarded  bool
 	}{
-		{"store of one", func(t *testing.T) *persistence.Store { return openStore(t) }, false},
-		{"leader of three", func(t *testing.T) *persistence.Store { return openReplicatedLeader(t, 3) }, true},
+		{"store of one", func(t *testing.T) *persistence.Store { return openStore(t) }, false, false},
+		{"leader of three", func(t *testing.T) *persistence.Store { return openReplicated(t, 3, true) }, true, false},
+		{"follower of three", func(t *testing.T) *persistence.Store { return openReplicated(t, 3, false) }, true, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,17 +145,30 @@ func TestStoreApplySpanCarriesTheStoreTiming(t *testing.T) {
 				return nil
 			})
 			a := apply.Attributes
-			if g, err := strconv.Atoi(a["store.group"]); err != nil || g < 1 {
+			if g, err := strconv.Atoi(a["store.group"]); err != nil || (g < 1) != tc.forwarded { // a follower has no group
 				t.Errorf("store.group %q, want >= 1", a["store.group"])
 			}
 			if _, err := strconv.ParseFloat(a["store.queue_ms"], 64); err != nil {
 				t.Errorf("store.queue_ms %q: %v", a["store.queue_ms"], err)
 			}
-			if !positiveMillis(a, "store.apply_ms") || a["store.forwarded"] != "false" || a["store.forward_ms"] != "0" {
+			if !positiveMillis(a, "store.apply_ms") || a["revision"] == "" {
 				t.Errorf("attributes %v", a)
 			}
-			if a["revision"] == "" {
-				t.Errorf("no revision: %v", a)
+			if tc.forwarded {
+				fw := findSpan(apply.Children, "forward to leader")
+				if a["store.forwarded"] != "true" || !positiveMillis(a, "store.forward_ms") || fw == nil ||
+					findSpan(apply.Children, "raft replicate") != nil {
+					t.Fatalf("follower: attributes %v, children %v", a, spanNames(apply.Children))
+				}
+				if fw.StartOffset < apply.StartOffset || fw.StartOffset+fw.Duration > apply.StartOffset+apply.Duration ||
+					fw.Duration <= 0 {
+					t.Errorf("forward to leader at %v for %v, not within store apply at %v for %v",
+						fw.StartOffset, fw.Duration, apply.StartOffset, apply.Duration)
+				}
+				return
+			}
+			if a["store.forwarded"] != "false" || a["store.forward_ms"] != "0" {
+				t.Errorf("not forwarded: attributes %v", a)
 			}
 			rep := findSpan(apply.Children, "raft replicate")
 			if !tc.replicated {

@@ -27,11 +27,12 @@ type ApplyTiming struct {
 	// majority (a replicated store).
 	Replicate time.Duration
 	// Apply is the writing of the group into the state and its publication to readers
-	// and watchers, without the fsync (the committer's or the FSM's).
+	// and watchers, without the fsync (the committer's or the FSM's); on a follower,
+	// the wait after the leader's answer until this replica applied the revision.
 	Apply time.Duration
-	// Forwarded is set when a follower sent the transaction to the leader, and Forward
-	// is that round trip. The follower's forwarding is not in this branch yet (a
-	// follower's Apply returns ErrNotLeader): the fields are filled where it lands.
+	// Forwarded is set when a follower sent the transaction to the leader (forward.go),
+	// and Forward is from Start until the leader's answer: the forwarder's batching,
+	// the round trip and the leader's whole apply, replication included.
 	Forwarded bool
 	Forward   time.Duration
 	// Revision is the transaction's revision (0 when it failed).

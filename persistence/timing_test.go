@@ -12,8 +12,8 @@ import (
 
 // TestApplyTiming: an Apply asked for its timing (WithTiming) reports its revision,
 // its group and the steps it took: the fsync on a store of one, the replication on
-// the leader of three; concurrent writers each get their own; a rejected
-// transaction reports no revision.
+// the leader of three, the forwarding on a follower; concurrent writers each get
+// their own; a rejected transaction reports no revision.
 func TestApplyTiming(t *testing.T) {
 	single := func(t *testing.T) *Store {
 		s := openMem(t, vfs.NewMem(), 0)
@@ -24,16 +24,24 @@ func TestApplyTiming(t *testing.T) {
 		_, ls := newCluster(t, 3, nil).leader()
 		return ls
 	}
+	follower := func(t *testing.T) *Store {
+		c := newCluster(t, 3, nil)
+		c.leader()
+		return c.followers()[0]
+	}
+	const one, lead, follow = "one", "leader", "follower"
 	cases := []struct {
-		name       string
-		open       func(*testing.T) *Store
-		writers    int
-		replicated bool
+		name    string
+		open    func(*testing.T) *Store
+		writers int
+		mode    string
 	}{
-		{"store of one", single, 1, false},
-		{"store of one, 16 concurrent writers", single, 16, false},
-		{"leader of three", leader, 1, true},
-		{"leader of three, 16 concurrent writers", leader, 16, true},
+		{"store of one", single, 1, one},
+		{"store of one, 16 concurrent writers", single, 16, one},
+		{"leader of three", leader, 1, lead},
+		{"leader of three, 16 concurrent writers", leader, 16, lead},
+		{"follower of three", follower, 1, follow},
+		{"follower of three, 16 concurrent writers", follower, 16, follow},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,24 +65,32 @@ func TestApplyTiming(t *testing.T) {
 				return
 			}
 			for w, tm := range timings {
-				if tm.Revision != revs[w] || tm.Start.IsZero() || tm.Group < 1 || tm.Group > tc.writers ||
-					tm.Queued < 0 || tm.Apply <= 0 || tm.Forwarded || tm.Forward != 0 {
+				if tm.Revision != revs[w] || tm.Start.IsZero() || tm.Queued < 0 || tm.Apply <= 0 {
 					t.Errorf("writer %d (revision %d): %+v", w, revs[w], tm)
 				}
-				if tc.replicated && (tm.Replicate <= 0 || tm.Fsync != 0) {
+				if tc.mode == follow {
+					if !tm.Forwarded || tm.Forward <= 0 || tm.Group != 0 || tm.Replicate != 0 || tm.Fsync != 0 {
+						t.Errorf("writer %d: %+v, want forwarded, forward > 0 and no step on this replica", w, tm)
+					}
+					continue
+				}
+				if tm.Group < 1 || tm.Group > tc.writers || tm.Forwarded || tm.Forward != 0 {
+					t.Errorf("writer %d: group %d forwarded %v %v", w, tm.Group, tm.Forwarded, tm.Forward)
+				}
+				if tc.mode == lead && (tm.Replicate <= 0 || tm.Fsync != 0) {
 					t.Errorf("writer %d: replicate %v fsync %v, want replicate > 0 and no fsync of its own", w, tm.Replicate, tm.Fsync)
 				}
-				if !tc.replicated && (tm.Fsync <= 0 || tm.Replicate != 0) {
+				if tc.mode == one && (tm.Fsync <= 0 || tm.Replicate != 0) {
 					t.Errorf("writer %d: fsync %v replicate %v, want fsync > 0 and no replication", w, tm.Fsync, tm.Replicate)
 				}
 			}
 
-			// Rejected: no revision, but it went through the committer.
+			// Rejected: no revision, but it went through the committer (the leader's).
 			var tm ApplyTiming
 			if _, _, err := s.Apply(WithTiming(context.Background(), &tm), create("default", "p0")); !errors.Is(err, ErrAlreadyExists) {
 				t.Fatalf("second create: %v, want ErrAlreadyExists", err)
 			}
-			if tm.Revision != 0 || tm.Group < 1 || tm.Start.IsZero() {
+			if tm.Revision != 0 || tm.Start.IsZero() || (tc.mode == follow) != tm.Forwarded || (tc.mode != follow && tm.Group < 1) {
 				t.Errorf("rejected: %+v", tm)
 			}
 			// Without WithTiming nothing is asked: Apply works as before.
