@@ -122,19 +122,16 @@ func (a *objectActor) timed(ctx context.Context, sp trace.Span) context.Context 
 	return persistence.WithTiming(ctx, a.timing)
 }
 
-// applied ends the apply's span with the store's timing; the trace of a deleted
-// object is forgotten.
+// applied ends the apply's span with its outcome and the store's timing; the trace
+// of a deleted object is forgotten.
 func (a *objectActor) applied(sp trace.Span, op persistence.Op, rev int64, err error) {
 	if sp != nil {
+		res := attribute.Int64("revision", rev)
 		if err != nil {
-			sp.SetAttributes(attribute.String("error", err.Error()))
-		} else {
-			sp.SetAttributes(attribute.Int64("revision", rev))
+			res = attribute.String("error", err.Error())
 		}
-		if a.timing != nil {
-			storeSteps(a.env.tracer, sp, a.timing)
-			a.timing = nil
-		}
+		storeSteps(a.env.tracer, sp, a.timing, res)
+		a.timing = nil
 		sp.End()
 	}
 	if a.env.tracer != nil && err == nil && op == persistence.OpDelete {
@@ -142,18 +139,32 @@ func (a *objectActor) applied(sp trace.Span, op persistence.Op, rev int64, err e
 	}
 }
 
-// storeSteps puts where a store apply's time went (persistence.ApplyTiming) on its
-// span sp, and the steps outside this process as its children, placed in time by
-// the timing: "forward to leader" (a follower's round trip to the leader) and "raft
-// replicate" (from the entry's proposal until it was committed on a majority).
-func storeSteps(tr *tracing.Tracer, sp trace.Span, t *persistence.ApplyTiming) {
-	if t.Start.IsZero() { // not queued: nothing was measured
+// storeSteps puts the apply's outcome (res) and where its time went (t, when the
+// store measured it) on its span sp, in one call and only the steps it took, and
+// the steps outside this process as its children, placed in time by the timing:
+// "forward to leader" (a follower's round trip to the leader) and "raft replicate"
+// (from the entry's proposal until it was committed on a majority).
+func storeSteps(tr *tracing.Tracer, sp trace.Span, t *persistence.ApplyTiming, res attribute.KeyValue) {
+	if t == nil || t.Start.IsZero() { // not asked, or not queued: nothing was measured
+		sp.SetAttributes(res)
 		return
 	}
-	sp.SetAttributes(attribute.Float64("store.queue_ms", millis(t.Queued)), attribute.Int("store.group", t.Group),
-		attribute.Float64("store.fsync_ms", millis(t.Fsync)), attribute.Float64("store.replicate_ms", millis(t.Replicate)),
-		attribute.Float64("store.apply_ms", millis(t.Apply)), attribute.Bool("store.forwarded", t.Forwarded),
-		attribute.Float64("store.forward_ms", millis(t.Forward)))
+	var kv [8]attribute.KeyValue
+	attrs := append(kv[:0], res, attribute.Float64("store.queue_ms", millis(t.Queued)))
+	if t.Group > 0 {
+		attrs = append(attrs, attribute.Int("store.group", t.Group))
+	}
+	if t.Fsync > 0 {
+		attrs = append(attrs, attribute.Float64("store.fsync_ms", millis(t.Fsync)))
+	}
+	if t.Replicate > 0 {
+		attrs = append(attrs, attribute.Float64("store.replicate_ms", millis(t.Replicate)))
+	}
+	attrs = append(attrs, attribute.Float64("store.apply_ms", millis(t.Apply)))
+	if t.Forwarded {
+		attrs = append(attrs, attribute.Bool("store.forwarded", true), attribute.Float64("store.forward_ms", millis(t.Forward)))
+	}
+	sp.SetAttributes(attrs...)
 	parent := trace.ContextWithSpan(context.Background(), sp)
 	if t.Forwarded && t.Forward > 0 {
 		_, fw := tr.Start(parent, "forward to leader", trace.WithTimestamp(t.Start))
