@@ -10,10 +10,12 @@ import (
 // without it measures nothing more than the store's histograms (Stats).
 //
 // A field stays zero for a step the Apply did not take: Fsync on a replicated store
-// (its Raft log is synced within Replicate), Replicate on a store of one, everything
-// but Start after an error before the transaction was queued.
+// (its Raft log is synced within Replicate), Replicate on a store of one, Queued,
+// Group, Fsync and Replicate on a follower (the leader took them, within Forward),
+// everything but Start after an error before the transaction was queued or sent.
 type ApplyTiming struct {
-	// Start is when the transaction was handed to the committer.
+	// Start is when the transaction, checked and encoded, was handed to the
+	// committer (or, on a follower, to the forwarder).
 	Start time.Time
 	// Queued is the wait for the committer: from Start until its group was taken
 	// (on a replicated store, until the group was proposed as one Raft entry).
