@@ -57,6 +57,8 @@ type objectActor struct {
 
 	span             trace.Span // the message's span, when traced (tracing.go)
 	creates, deletes int        // requests a sync made (the sync's span)
+
+	timing *persistence.ApplyTiming // asked of the store for a traced apply (tracing.go)
 }
 
 // Receive is a type switch: decide, persist, then answer.
@@ -331,7 +333,7 @@ func (a *objectActor) apply(trace string, plan lifecycle.Plan) error {
 		ctx, cancel = context.WithTimeout(ctx, a.env.requestTimeout)
 		defer cancel()
 	}
-	rev, objs, err := a.env.store.Apply(ctx, cmd)
+	rev, objs, err := a.env.store.Apply(a.timed(ctx, sp), cmd)
 	a.applied(sp, plan.Op, rev, err)
 	if err != nil {
 		if errors.Is(err, persistence.ErrNotFound) || errors.Is(err, persistence.ErrAlreadyExists) ||

@@ -111,20 +111,75 @@ func (a *objectActor) traceApply(op persistence.Op) trace.Span {
 	return sp
 }
 
-// applied ends the apply's span; the trace of a deleted object is forgotten.
+// timed asks the store where the apply's time goes when its span records (sp is
+// then not nil): a.timing, which applied puts on the span. An apply not traced
+// allocates nothing here.
+func (a *objectActor) timed(ctx context.Context, sp trace.Span) context.Context {
+	if sp == nil {
+		return ctx
+	}
+	a.timing = &persistence.ApplyTiming{}
+	return persistence.WithTiming(ctx, a.timing)
+}
+
+// applied ends the apply's span with its outcome and the store's timing; the trace
+// of a deleted object is forgotten.
 func (a *objectActor) applied(sp trace.Span, op persistence.Op, rev int64, err error) {
 	if sp != nil {
+		res := attribute.Int64("revision", rev)
 		if err != nil {
-			sp.SetAttributes(attribute.String("error", err.Error()))
-		} else {
-			sp.SetAttributes(attribute.Int64("revision", rev))
+			res = attribute.String("error", err.Error())
 		}
+		storeSteps(a.env.tracer, sp, a.timing, res)
+		a.timing = nil
 		sp.End()
 	}
 	if a.env.tracer != nil && err == nil && op == persistence.OpDelete {
 		a.env.tracer.Forget(objectKey(a.cell.key))
 	}
 }
+
+// storeSteps puts the apply's outcome (res) and where its time went (t, when the
+// store measured it) on its span sp, in one call and only the steps it took, and
+// the steps outside this process as its children, placed in time by the timing:
+// "forward to leader" (a follower's round trip to the leader) and "raft replicate"
+// (from the entry's proposal until it was committed on a majority).
+func storeSteps(tr *tracing.Tracer, sp trace.Span, t *persistence.ApplyTiming, res attribute.KeyValue) {
+	if t == nil || t.Start.IsZero() { // not asked, or not queued: nothing was measured
+		sp.SetAttributes(res)
+		return
+	}
+	var kv [8]attribute.KeyValue
+	attrs := append(kv[:0], res, attribute.Float64("store.queue_ms", millis(t.Queued)))
+	if t.Group > 0 {
+		attrs = append(attrs, attribute.Int("store.group", t.Group))
+	}
+	if t.Fsync > 0 {
+		attrs = append(attrs, attribute.Float64("store.fsync_ms", millis(t.Fsync)))
+	}
+	if t.Replicate > 0 {
+		attrs = append(attrs, attribute.Float64("store.replicate_ms", millis(t.Replicate)))
+	}
+	attrs = append(attrs, attribute.Float64("store.apply_ms", millis(t.Apply)))
+	if t.Forwarded {
+		attrs = append(attrs, attribute.Bool("store.forwarded", true), attribute.Float64("store.forward_ms", millis(t.Forward)))
+	}
+	sp.SetAttributes(attrs...)
+	parent := trace.ContextWithSpan(context.Background(), sp)
+	if t.Forwarded && t.Forward > 0 {
+		_, fw := tr.Start(parent, "forward to leader", trace.WithTimestamp(t.Start))
+		fw.End(trace.WithTimestamp(t.Start.Add(t.Forward)))
+	}
+	if t.Replicate > 0 {
+		at := t.Start.Add(t.Queued)
+		_, rp := tr.Start(parent, "raft replicate", trace.WithTimestamp(at),
+			trace.WithAttributes(attribute.Int("store.group", t.Group)))
+		rp.End(trace.WithTimestamp(at.Add(t.Replicate)))
+	}
+}
+
+// millis is d in milliseconds.
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // traceRound starts the span of a scheduling round for the pod key (namespace/name),
 // continuing the trace of the pod's last write.

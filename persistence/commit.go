@@ -18,6 +18,9 @@ type request struct {
 	enc  []encoded // pre-encoded objects of creates and updates
 	uids []types.UID
 	done chan result
+	// timing, when the caller asks for it (timing.go): written by whoever owns the
+	// request (the committer, then the FSM) before it answers on done.
+	timing *ApplyTiming
 }
 
 // size is the bytes of the request's objects' JSON.
@@ -86,6 +89,12 @@ func (s *Store) run() {
 // plus the group's earlier transactions, writes the accepted ones in one batch with
 // one fsync, publishes them and replies.
 func (s *Store) commit(group []*request) {
+	var taken time.Time
+	var fsync time.Duration
+	timed := timedGroup(group)
+	if timed {
+		taken = time.Now()
+	}
 	results := make([]result, len(group))
 	var g groupWrite
 	s.beginGroup(&g)
@@ -103,7 +112,8 @@ func (s *Store) commit(group []*request) {
 	if g.rev > g.start {
 		synced := time.Now()
 		err := g.batch.Commit(pebble.Sync)
-		s.stats.fsync.ObserveSince(synced)
+		fsync = time.Since(synced)
+		s.stats.fsync.Observe(int64(fsync))
 		s.stats.groupSize.Observe(int64(len(group)))
 		if err != nil {
 			s.failed = fmt.Errorf("commit revisions %d-%d: %w", g.start+1, g.rev, err)
@@ -115,6 +125,15 @@ func (s *Store) commit(group []*request) {
 			}
 		} else {
 			s.publish(g.events, g.rev, compact)
+		}
+	}
+	if timed {
+		applied := time.Since(taken) - fsync
+		for i, r := range group {
+			if t := r.timing; t != nil {
+				t.Queued, t.Group, t.Fsync, t.Apply = taken.Sub(t.Start), len(group), fsync, applied
+				t.Revision = results[i].rev
+			}
 		}
 	}
 	for i, r := range group {

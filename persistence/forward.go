@@ -236,12 +236,20 @@ func (r *replica) forwardApply(ctx context.Context, q *request) (int64, []runtim
 		}
 		return 0, nil, fmt.Errorf("apply: %w: forwarded to the leader: %w", ErrUnknownOutcome, ErrClosed)
 	}
+	var answered time.Time
+	if t := q.timing; t != nil {
+		answered = time.Now()
+		t.Forwarded, t.Forward = true, answered.Sub(t.Start)
+	}
 	if res.err != nil {
 		return 0, nil, res.err
 	}
 	if err := r.waitRevision(ctx, res.rev); err != nil {
 		return 0, nil, fmt.Errorf("apply: %w: committed at revision %d by the leader, not applied here: %w",
 			ErrUnknownOutcome, res.rev, err)
+	}
+	if t := q.timing; t != nil {
+		t.Apply, t.Revision = time.Since(answered), res.rev
 	}
 	return res.rev, r.s.objectsAt(res.rev, q), nil
 }

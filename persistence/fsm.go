@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/cockroachdb/pebble"
 	"github.com/google/btree"
@@ -167,6 +168,7 @@ func (f fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 		results []result
 	}
 	var answers []answer
+	var got time.Time // when the first entry of a caller that asks for its timing came (timing.go)
 	var g groupWrite
 	s.beginGroup(&g)
 	defer g.batch.Close()
@@ -202,6 +204,16 @@ func (f fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 				return out
 			}
 		}
+		if mine && timedGroup(txns) {
+			if got.IsZero() {
+				got = time.Now()
+			}
+			for _, t := range txns {
+				if t.timing != nil {
+					t.timing.Replicate = got.Sub(t.timing.proposed)
+				}
+			}
+		}
 		results := make([]result, len(txns))
 		for i, t := range txns {
 			results[i] = s.writeTxn(&g, t)
@@ -227,6 +239,16 @@ func (f fsm) ApplyBatch(logs []*raft.Log) []interface{} {
 		}
 		s.appliedIndex = last
 		r.setApplied(last)
+	}
+	if !got.IsZero() {
+		applied := time.Since(got)
+		for _, a := range answers {
+			for i, t := range a.reqs {
+				if t.timing != nil {
+					t.timing.Apply, t.timing.Revision = applied, a.results[i].rev
+				}
+			}
+		}
 	}
 	for _, a := range answers {
 		for i, t := range a.reqs {

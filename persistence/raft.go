@@ -317,6 +317,14 @@ func (r *replica) propose(group []*request) {
 		}
 		return
 	}
+	if timedGroup(group) {
+		now := time.Now()
+		for _, q := range group {
+			if t := q.timing; t != nil {
+				t.Queued, t.Group, t.proposed = now.Sub(t.Start), len(group), now
+			}
+		}
+	}
 	r.seq++
 	seq := r.seq
 	reqs := append([]*request(nil), group...)

@@ -177,7 +177,8 @@ func (s *Store) Revision() int64 { return s.rev.Load() }
 // that object is now shared by the store's cache and must not be mutated.
 // Errors wrap ErrNotFound, ErrAlreadyExists, ErrConflict or ErrInvalid and change
 // nothing. ctx bounds only the wait for a place in the queue: once queued, the
-// transaction's outcome is always returned, never an ambiguous timeout.
+// transaction's outcome is always returned, never an ambiguous timeout. A ctx made
+// by WithTiming gets where the time went (timing.go).
 //
 // On a replicated store the leader applies: a transaction is acknowledged once its
 // Raft entry is committed on a majority and applied here; if the leader loses its
@@ -204,6 +205,9 @@ func (s *Store) Apply(ctx context.Context, cmds ...Command) (int64, []kruntime.O
 	r, err := prepare(cmds)
 	if err != nil {
 		return 0, nil, err
+	}
+	if r.timing = timingOf(ctx); r.timing != nil {
+		r.timing.Start = time.Now()
 	}
 	if s.replica != nil && !s.replica.isLeader() {
 		rev, objs, err := s.replica.forwardApply(ctx, r)
