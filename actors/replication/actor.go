@@ -150,15 +150,33 @@ func (c *Controller) Answered(fx control.Effects, r control.Answer) {
 	if r.Err == nil {
 		// The answer comes once the write is durable and in the store's cache, where
 		// the next sync reads: it is observed now, not when the pod feed gets there.
+		// On a master replica that is not the leader, the answer can come before this
+		// replica's store has the write (the pod's actor is on the leader): the pods
+		// the next sync reads would not show it yet. The expectation is then met by
+		// the pod feed (ObserveState at that sync), not by the answer.
 		var ev Event
+		local := fx.Get(r.Ref)
 		switch pod, _ := r.Object.(*corev1.Pod); {
 		case op == opCreate && pod != nil:
+			if local == nil {
+				break
+			}
 			ev = Event{Type: Added, Pod: pod}
 		case op == opDelete && pod != nil && !r.Gone: // a graceful delete: terminating
+			if lp, ok := local.(*corev1.Pod); !ok || lp.DeletionTimestamp == nil {
+				break
+			}
 			ev = Event{Type: Modified, Pod: pod}
 		case op == opDelete:
+			if local != nil {
+				break
+			}
 			ev = Event{Type: Deleted, Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.Ref.Name, Namespace: r.Ref.Namespace}}}
 		default: // an owner patch
+			return
+		}
+		if ev.Type == "" {
+			c.refusals = 0
 			return
 		}
 		c.exp = c.exp.Observe(ev)

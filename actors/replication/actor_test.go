@@ -61,13 +61,20 @@ type recordingEffects struct {
 	recorded   []string
 	rc         *corev1.ReplicationController
 	discardLog logrus.FieldLogger
+	local      map[string]runtime.Object // the replica's store, by pod name
 }
 
-func (f *recordingEffects) Now() time.Time          { return f.now }
-func (f *recordingEffects) Revision() int64         { return f.rev }
-func (f *recordingEffects) Outstanding() int        { return 0 }
-func (f *recordingEffects) Object() runtime.Object  { return f.rc }
-func (f *recordingEffects) QueueSync()              { f.queued++ }
+func (f *recordingEffects) Now() time.Time         { return f.now }
+func (f *recordingEffects) Revision() int64        { return f.rev }
+func (f *recordingEffects) Outstanding() int       { return 0 }
+func (f *recordingEffects) Object() runtime.Object { return f.rc }
+func (f *recordingEffects) QueueSync()             { f.queued++ }
+func (f *recordingEffects) Get(r control.Ref) runtime.Object {
+	if o, ok := f.local[r.Name]; ok {
+		return o
+	}
+	return nil
+}
 func (f *recordingEffects) SyncAt(t time.Time)      { f.syncAt = append(f.syncAt, t) }
 func (f *recordingEffects) Log() logrus.FieldLogger { return f.discardLog }
 func (f *recordingEffects) Record(_ runtime.Object, _, reason, _ string) {
@@ -81,7 +88,8 @@ func TestRefusedCreatesBackOff(t *testing.T) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	fx := &recordingEffects{now: now, rev: 7, rc: newRC("web", 3).obj(), discardLog: log}
+	fx := &recordingEffects{now: now, rev: 7, rc: newRC("web", 3).obj(), discardLog: log,
+		local: map[string]runtime.Object{"web-c": &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-c", Namespace: "default"}}}}
 	c := &Controller{synced: 7, exp: Expectations{Creates: []string{"web-a", "web-b"}, Set: now}, sent: map[string]string{"web-a": opCreate, "web-b": opCreate}}
 	refused := control.Answer{Ref: podRef("default", "web-a"), Err: errors.New("forbidden: Limited to 2 pods")}
 	c.Answered(fx, refused)
@@ -103,6 +111,52 @@ func TestRefusedCreatesBackOff(t *testing.T) {
 	c.Answered(fx, control.Answer{Ref: podRef("default", "web-c"), Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-c", Namespace: "default"}}})
 	if c.refusals != 0 {
 		t.Fatalf("refusals %d after a create succeeded", c.refusals)
+	}
+}
+
+// TestAnswerBeforeLocalStore: on a replica that is not the leader the answer to a pod
+// write can come before the replica's own store has it; the expectation is then left
+// to the pod feed, so the next sync (reading that store) does not write again.
+func TestAnswerBeforeLocalStore(t *testing.T) {
+	now := time.Date(2015, 7, 10, 12, 0, 0, 0, time.UTC)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-a", Namespace: "default"}}
+	terminating := pod.DeepCopy()
+	terminating.DeletionTimestamp = &metav1.Time{Time: now}
+	tests := []struct {
+		name    string
+		op      string
+		answer  control.Answer
+		local   runtime.Object // the replica's store's pod, nil when absent
+		pending int            // expectations left
+	}{
+		{"create, in the local store", opCreate, control.Answer{Object: pod}, pod, 0},
+		{"create, not yet in the local store", opCreate, control.Answer{Object: pod}, nil, 1},
+		{"delete, gone here too", opDelete, control.Answer{Object: pod, Gone: true}, nil, 0},
+		{"delete, still here", opDelete, control.Answer{Object: pod, Gone: true}, pod, 1},
+		{"graceful delete, terminating here", opDelete, control.Answer{Object: terminating}, terminating, 0},
+		{"graceful delete, not yet terminating here", opDelete, control.Answer{Object: terminating}, pod, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log := logrus.New()
+			log.SetOutput(io.Discard)
+			fx := &recordingEffects{now: now, rc: newRC("web", 3).obj(), discardLog: log, local: map[string]runtime.Object{}}
+			if tt.local != nil {
+				fx.local["web-a"] = tt.local
+			}
+			c := &Controller{}
+			c.send("web-a", tt.op)
+			if tt.op == opCreate {
+				c.exp = Expectations{Creates: []string{"web-a"}, Set: now}
+			} else {
+				c.exp = Expectations{Deletes: []string{"web-a"}, Set: now}
+			}
+			tt.answer.Ref = podRef("default", "web-a")
+			c.Answered(fx, tt.answer)
+			if got := c.exp.Pending(); got != tt.pending {
+				t.Errorf("%d expectations pending, want %d", got, tt.pending)
+			}
+		})
 	}
 }
 
