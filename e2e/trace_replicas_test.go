@@ -199,6 +199,40 @@ func TestTraceAcrossReplicas(t *testing.T) {
 	})
 	t.Logf("kubeactor trace rc/%s -o json (merged):\n%s", rcName, story)
 
+	// explain rc/NAME tells the syncs' decisions against every replica; a replica
+	// that does not run the RC knows none of them itself.
+	for _, r := range rs {
+		Eventually(t, 30*time.Second, "explain rc/"+rcName+" against "+r.Name, func() error {
+			res := r.Kubeactor(t, "", "explain", "rc/"+rcName, "-o", "json")
+			if res.Err != nil {
+				return fmt.Errorf("%v %s", res.Err, res.Stderr)
+			}
+			var x gateway.Explanation
+			if err := json.Unmarshal([]byte(res.Stdout), &x); err != nil {
+				return err
+			}
+			if len(x.Syncs) == 0 || len(x.Partial) > 0 {
+				return fmt.Errorf("syncs %v, partial %v", x.Syncs, x.Partial)
+			}
+			if r == owner {
+				return nil
+			}
+			resp, err := http.Get(r.URL + gateway.ExplainPath + "/replicationcontrollers/default/" + rcName + "?local=true")
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			var local gateway.Explanation
+			if err := json.NewDecoder(resp.Body).Decode(&local); err != nil {
+				return err
+			}
+			if len(local.Syncs) > 0 {
+				t.Errorf("%s does not run %s, yet explains %d syncs from its own spans", r.Name, rcName, len(local.Syncs))
+			}
+			return nil
+		})
+	}
+
 	// A replica down: the answer names it and still holds the others' spans.
 	var down, asked *Replica
 	for _, r := range rs {

@@ -192,7 +192,36 @@ func (s *Server) traces(c echo.Context) error {
 		}
 		return writeJSON(c, http.StatusOK, h)
 	}
-	return writeJSON(c, http.StatusOK, s.gatherHistories(c, key, h))
+	return writeJSON(c, http.StatusOK, s.gatherHistories(c, req.URL.Path, key, h, true))
+}
+
+// objectSpans returns the spans about the object key of request c (the explain
+// path's), oldest first: this replica's, and on a replicated server every replica's
+// (their histories, the first round of gatherHistories), with the replicas that did
+// not answer.
+func (s *Server) objectSpans(c echo.Context, key string) ([]tracing.Span, []string) {
+	st := s.tracer.Store()
+	req := c.Request()
+	if _, peer := peerOf(req); peer || !s.replica.Replicated() || c.QueryParam("local") == "true" {
+		if st == nil {
+			return nil, nil
+		}
+		return st.Object(key), nil
+	}
+	h := TraceHistory{Object: key, Traces: []tracing.Trace{}}
+	if st != nil {
+		h.Traces = st.History(key)
+	}
+	path := TracesPath + strings.TrimPrefix(req.URL.Path, ExplainPath)
+	merged := s.gatherHistories(c, path, key, h, false)
+	var out []tracing.Span
+	for _, sp := range tracing.SpansOf(merged.Traces) {
+		if sp.Object == key {
+			out = append(out, sp)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
+	return out, merged.Partial
 }
 
 // wholeTraces returns every span this replica keeps of the traces ids (hex).
@@ -243,9 +272,10 @@ type memberHistory struct {
 	err  error
 }
 
-// gatherHistories asks every other member for its spans of the object of request c
-// (key) and merges them with this replica's history local.
-func (s *Server) gatherHistories(c echo.Context, key string, local TraceHistory) TraceHistory {
+// gatherHistories asks every other member for its spans of the object key at its
+// traces path (path) and merges them with this replica's history local; the second
+// round (the whole traces) only if whole.
+func (s *Server) gatherHistories(c echo.Context, path, key string, local TraceHistory, whole bool) TraceHistory {
 	req := c.Request()
 	ctx, cancel := context.WithTimeout(req.Context(), traceFanOutTimeout)
 	defer cancel()
@@ -263,7 +293,7 @@ func (s *Server) gatherHistories(c echo.Context, key string, local TraceHistory)
 	uid, _ := c.Get(uidKey).(string)
 	q := req.URL.Query()
 	q.Set("local", "true")
-	first := s.askMembers(ctx, others, req.URL.Path+"?"+q.Encode(), u, uid)
+	first := s.askMembers(ctx, others, path+"?"+q.Encode(), u, uid)
 	ids := map[string]bool{}
 	for _, p := range append(first, memberHistory{name: s.name, h: &local}) {
 		if p.h != nil {
@@ -273,7 +303,7 @@ func (s *Server) gatherHistories(c echo.Context, key string, local TraceHistory)
 		}
 	}
 	parts := []memberHistory{{name: s.name, h: &local}}
-	if len(ids) == 0 {
+	if len(ids) == 0 || !whole {
 		return mergeHistories(key, append(parts, first...))
 	}
 	list := make([]string, 0, len(ids))
@@ -288,7 +318,7 @@ func (s *Server) gatherHistories(c echo.Context, key string, local TraceHistory)
 	q.Set("traces", strings.Join(list, ","))
 	ctx2, cancel2 := context.WithTimeout(req.Context(), traceFanOutTimeout)
 	defer cancel2()
-	second := s.askMembers(ctx2, others, req.URL.Path+"?"+q.Encode(), u, uid)
+	second := s.askMembers(ctx2, others, path+"?"+q.Encode(), u, uid)
 	for i, p := range second {
 		if p.err != nil && first[i].err == nil {
 			// The member answered the first round: keep what it told then, and say
