@@ -187,7 +187,10 @@ func (s *Server) traces(c echo.Context) error {
 	}
 	req := c.Request()
 	if _, peer := peerOf(req); peer || !s.replica.Replicated() || c.QueryParam("local") == "true" {
-		if ids := c.QueryParam("traces"); ids != "" && st != nil {
+		// The whole traces are the second round's question, asked by another
+		// replica on the peer port; on the API ports the path answers the object's
+		// history only (a trace may hold spans about objects the caller may not read).
+		if ids := c.QueryParam("traces"); ids != "" && peer && st != nil {
 			h.Traces = append(h.Traces, wholeTraces(st, strings.Split(ids, ","))...)
 		}
 		return writeJSON(c, http.StatusOK, h)

@@ -1,12 +1,17 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/kubeactor/kubeactor/tracing"
@@ -121,4 +126,53 @@ func chain(ns []*tracing.Node) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "|")
+}
+
+// TestTracesWholeTracesPeerOnly: ?traces=ID (the second round of the fan-out) answers
+// the whole traces only to another replica, on the peer port; on the API port the
+// path answers the object's history, without spans about other objects.
+func TestTracesWholeTracesPeerOnly(t *testing.T) {
+	tr, err := tracing.New(tracing.Options{Sampling: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, harnessOptions{tracer: tr})
+	peer := httptest.NewServer(h.server.PeerHandler())
+	t.Cleanup(peer.Close)
+	t0 := time.Unix(4000, 0)
+	id := trace.TraceID{0xab, 1}
+	for i, obj := range []string{"pods/default/a", "pods/default/b"} {
+		tr.Store().Add(tracing.Span{TraceID: id, SpanID: trace.SpanID{byte(i + 1)}, Name: "pods create", Object: obj,
+			Attrs: []attribute.KeyValue{tracing.ObjectKey.String(obj)}, Start: t0, End: t0.Add(time.Millisecond)})
+	}
+	uri := TracesPath + "/pods/default/a?local=true&traces=" + id.String()
+	tests := []struct {
+		name string
+		url  string
+		want []string
+	}{
+		{name: "API port: the object's history", url: h.http.URL + uri, want: []string{"pods/default/a"}},
+		{name: "peer port: and the whole trace", url: peer.URL + uri, want: []string{"pods/default/a", "pods/default/a", "pods/default/b"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := http.Get(tc.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var got TraceHistory
+			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("%d %v", resp.StatusCode, err)
+			}
+			var objs []string
+			for _, sp := range tracing.SpansOf(got.Traces) {
+				objs = append(objs, sp.Object)
+			}
+			sort.Strings(objs)
+			if fmt.Sprint(objs) != fmt.Sprint(tc.want) {
+				t.Errorf("spans about %v, want %v", objs, tc.want)
+			}
+		})
+	}
 }
