@@ -111,7 +111,9 @@ func TestTraceAcrossReplicas(t *testing.T) {
 		}
 	}
 	if owner == leader {
-		t.Logf("every RC runs on the leader %s: the story of %s does not cross replicas", leader.Name, rcName)
+		// The placement hashes the names over m1..m3 whoever leads: with these names
+		// some RC runs on each of two replicas, so one of them is a follower.
+		t.Fatalf("every RC runs on the leader %s: no story crosses replicas (change the RC names)", leader.Name)
 	}
 	var follower *Replica
 	for _, r := range rs {
