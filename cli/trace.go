@@ -61,6 +61,9 @@ func (c *explainCmd) Run(g *globals) error {
 		return report(g.stderr, fmt.Errorf("decode explanation: %w", err))
 	}
 	fmt.Fprintln(g.stdout, x.Object)
+	if len(x.Partial) > 0 {
+		fmt.Fprintf(g.stdout, "  partial: no answer from replica(s) %s: their syncs are missing\n", strings.Join(x.Partial, ", "))
+	}
 	for _, l := range x.Lines {
 		fmt.Fprintln(g.stdout, "  "+l)
 	}
@@ -98,6 +101,9 @@ func troubleshoot(f *clientFlags, prefix, object, name string) ([]byte, error) {
 // printTraces writes each trace as an indented tree: start offset from the trace's
 // first span, duration, name and attributes.
 func printTraces(out io.Writer, h gateway.TraceHistory) {
+	if len(h.Partial) > 0 {
+		fmt.Fprintf(out, "partial: no answer from replica(s) %s: their spans are missing\n", strings.Join(h.Partial, ", "))
+	}
 	if len(h.Traces) == 0 {
 		fmt.Fprintf(out, "no spans kept for %s (sampled out, or older than the store)\n", h.Object)
 		return

@@ -18,6 +18,9 @@ func TestPrintTraces(t *testing.T) {
 	}{
 		{name: "nothing kept", in: gateway.TraceHistory{Object: "pods/default/x"},
 			want: "no spans kept for pods/default/x (sampled out, or older than the store)\n"},
+		{name: "a replica did not answer", in: gateway.TraceHistory{Object: "pods/default/x", Partial: []string{"m2", "m3"}},
+			want: "partial: no answer from replica(s) m2, m3: their spans are missing\n" +
+				"no spans kept for pods/default/x (sampled out, or older than the store)\n"},
 		{name: "a tree", in: gateway.TraceHistory{Object: "pods/default/web-1", Traces: []tracing.Trace{{
 			TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", Start: start,
 			Roots: []*tracing.Node{{Name: "POST /api/v1/namespaces/:namespace/replicationcontrollers", Duration: 2500 * time.Microsecond,

@@ -16,6 +16,7 @@ import (
 	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
 )
 
 // Explanation is the answer of the explain path: why an object is in its state.
@@ -32,6 +33,9 @@ type Explanation struct {
 	Node *NodeState `json:"node,omitempty"`
 	// Syncs are an RC's recent syncs that decided something (from the traces kept).
 	Syncs []SyncDecision `json:"syncs,omitempty"`
+	// Partial names the master replicas whose spans are missing from Syncs (they
+	// did not answer in time).
+	Partial []string `json:"partial,omitempty"`
 }
 
 // SyncDecision is what one controller sync decided.
@@ -56,7 +60,9 @@ func (s *Server) explain(c echo.Context) error {
 	case *corev1.Pod:
 		s.explainPod(&x, o)
 	case *corev1.ReplicationController:
-		s.explainRC(&x, key, o)
+		spans, partial := s.objectSpans(c, key)
+		x.Partial = partial
+		s.explainRC(&x, o, spans)
 	case *corev1.Node:
 		s.explainNode(&x, o)
 	default:
@@ -239,7 +245,8 @@ func (s *Server) evaluate(p *corev1.Pod) scheduler.Evaluation {
 	return scheduler.Evaluate(p, cl, &s.policy)
 }
 
-func (s *Server) explainRC(x *Explanation, key string, rc *corev1.ReplicationController) {
+// explainRC explains an RC; spans are the spans kept about it, oldest first.
+func (s *Server) explainRC(x *Explanation, rc *corev1.ReplicationController, spans []tracing.Span) {
 	add := func(f string, a ...any) { x.Lines = append(x.Lines, fmt.Sprintf(f, a...)) }
 	want := int32(1)
 	if rc.Spec.Replicas != nil {
@@ -270,26 +277,24 @@ func (s *Server) explainRC(x *Explanation, key string, rc *corev1.ReplicationCon
 	default:
 		add("settled: nothing to do")
 	}
-	if st := s.tracer.Store(); st != nil {
-		for _, sp := range st.Object(key) {
-			if !strings.HasSuffix(sp.Name, " sync") {
-				continue
-			}
-			d := SyncDecision{TraceID: sp.TraceID.String(), Time: sp.Start.UTC().Format("15:04:05.000")}
-			for _, kv := range sp.Attrs {
-				switch kv.Key {
-				case "decided.creates":
-					d.Creates = kv.Value.Emit()
-				case "decided.deletes":
-					d.Deletes = kv.Value.Emit()
-				}
-			}
-			if d.Creates == "" && d.Deletes == "" {
-				continue
-			}
-			x.Syncs = append(x.Syncs, d)
-			add("sync at %s (trace %s): %s creates, %s deletes", d.Time, d.TraceID, orZero(d.Creates), orZero(d.Deletes))
+	for _, sp := range spans {
+		if !strings.HasSuffix(sp.Name, " sync") {
+			continue
 		}
+		d := SyncDecision{TraceID: sp.TraceID.String(), Time: sp.Start.UTC().Format("15:04:05.000")}
+		for _, kv := range sp.Attrs {
+			switch kv.Key {
+			case "decided.creates":
+				d.Creates = kv.Value.Emit()
+			case "decided.deletes":
+				d.Deletes = kv.Value.Emit()
+			}
+		}
+		if d.Creates == "" && d.Deletes == "" {
+			continue
+		}
+		x.Syncs = append(x.Syncs, d)
+		add("sync at %s (trace %s): %s creates, %s deletes", d.Time, d.TraceID, orZero(d.Creates), orZero(d.Deletes))
 	}
 }
 

@@ -200,6 +200,20 @@ func related(spans []Span, key string) Trace {
 			keep[p] = true
 		}
 	}
+	return tree(spans, keep)
+}
+
+// Whole returns the spans of one trace as a tree, all of them.
+func Whole(spans []Span) Trace {
+	keep := make([]bool, len(spans))
+	for i := range keep {
+		keep[i] = true
+	}
+	return tree(spans, keep)
+}
+
+// tree builds the tree of the spans (one trace) keep marks.
+func tree(spans []Span, keep []bool) Trace {
 	var start time.Time
 	for i, sp := range spans {
 		if keep[i] && (start.IsZero() || sp.Start.Before(start)) {
