@@ -163,6 +163,30 @@ func crashBuild(t testing.TB, nodes, pods int) crashFigures {
 		t.Fatalf("pod watch: %v", err)
 	}
 
+	// The agent found the restarted server: every node heartbeats to it.
+	cs2 := clientset(t, s2)
+	Eventually(t, 2*time.Minute, "every node's heartbeat after the restart", func() error {
+		list, err := cs2.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		stale := 0
+		for _, n := range list.Items {
+			fresh := false
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && c.LastHeartbeatTime.After(killed.Add(time.Second)) {
+					fresh = true
+				}
+			}
+			if !fresh {
+				stale++
+			}
+		}
+		if stale > 0 || len(list.Items) != nodes {
+			return fmt.Errorf("%d of %d nodes without a Ready heartbeat since the kill", stale, len(list.Items))
+		}
+		return nil
+	})
 	checkAcknowledged(t, s2.URL, acks)
 	stored := checkBuild(t, s2, replicas)
 	w.check(t, replicas, stored)
