@@ -18,10 +18,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 )
 
 // envInt is the integer in the environment variable name, or def.
-func envInt(b *testing.B, name string, def int) int {
+func envInt(b testing.TB, name string, def int) int {
 	v := os.Getenv(name)
 	if v == "" {
 		return def
@@ -43,6 +44,49 @@ func envelopeSizes(pods int) []int {
 		left -= n
 	}
 	return out
+}
+
+// waitNodesReady waits (5 minutes at most) until the server lists nodes Ready nodes.
+func waitNodesReady(t testing.TB, cs *kubernetes.Clientset, nodes int) {
+	t.Helper()
+	Eventually(t, 5*time.Minute, "Ready nodes", func() error {
+		list, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, n := range list.Items {
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		if ready != nodes {
+			return fmt.Errorf("%d of %d Ready", ready, nodes)
+		}
+		return nil
+	})
+}
+
+// envelopeRC is the envelope's RC name of size replicas: pods labelled app=name that
+// request 10m CPU and 16Mi.
+func envelopeRC(name string, size int) *corev1.ReplicationController {
+	n := int32(size)
+	labels := map[string]string{"app": name}
+	return &corev1.ReplicationController{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.ReplicationControllerSpec{
+			Replicas: &n, Selector: labels,
+			Template: &corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox:1.36",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
+					}}}}},
+			},
+		},
+	}
 }
 
 // podProgress follows every pod (all namespaces) and notes when the last one was
@@ -160,24 +204,7 @@ func BenchmarkEnvelope(b *testing.B) {
 		s := StartServer(b, dataDir)
 		agent := startAgent(b, s, "--simulate", strconv.Itoa(nodes), "--node-status-update-frequency", "10s", "--stats-interval", "0")
 		cs := clientset(b, s)
-		Eventually(b, 5*time.Minute, "Ready nodes", func() error {
-			list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			ready := 0
-			for _, n := range list.Items {
-				for _, c := range n.Status.Conditions {
-					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-						ready++
-					}
-				}
-			}
-			if ready != nodes {
-				return fmt.Errorf("%d of %d Ready", ready, nodes)
-			}
-			return nil
-		})
+		waitNodesReady(b, cs, nodes)
 		for n := range namespaces {
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("env-%d", n)}}
 			if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
@@ -189,21 +216,7 @@ func BenchmarkEnvelope(b *testing.B) {
 		start := time.Now()
 		for j, size := range sizes {
 			ns, name := fmt.Sprintf("env-%d", j%namespaces), fmt.Sprintf("rc%d", j)
-			n := int32(size)
-			labels := map[string]string{"app": name}
-			rc := &corev1.ReplicationController{
-				ObjectMeta: metav1.ObjectMeta{Name: name},
-				Spec: corev1.ReplicationControllerSpec{
-					Replicas: &n, Selector: labels,
-					Template: &corev1.PodTemplateSpec{
-						ObjectMeta: metav1.ObjectMeta{Labels: labels},
-						Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox:1.36",
-							Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-								corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi"),
-							}}}}},
-					},
-				},
-			}
+			rc := envelopeRC(name, size)
 			if _, err := cs.CoreV1().ReplicationControllers(ns).Create(ctx, rc, metav1.CreateOptions{}); err != nil {
 				b.Fatal(err)
 			}
