@@ -36,6 +36,7 @@ type manager struct {
 	env      *env
 	resource string
 	newCtrl  func() control.Controller
+	onDemand bool // objects get an actor only when they need one (controllers.go)
 	children map[objKey]*childRef
 	byID     map[string]objKey // child PID id -> key, to recognise Terminated
 	gen      uint64
@@ -58,6 +59,7 @@ func newManager(e *env, resource string) *manager {
 		env:      e,
 		resource: resource,
 		newCtrl:  e.controllerFor(resource),
+		onDemand: onDemand(resource),
 		children: make(map[objKey]*childRef),
 		byID:     make(map[string]objKey),
 		ext:      newManagerExt(e, resource),
@@ -95,6 +97,12 @@ func (m *manager) Receive(ctx actor.Context) {
 		}
 	case *ping:
 		ctx.Respond(&pong{})
+	case *childrenRequest:
+		keys := make([]objKey, 0, len(m.children))
+		for k := range m.children {
+			keys = append(keys, k)
+		}
+		ctx.Respond(&childrenReply{keys: keys})
 	default:
 		if m.ext != nil {
 			m.ext.receive(m, ctx, msg)
@@ -102,10 +110,13 @@ func (m *manager) Receive(ctx actor.Context) {
 	}
 }
 
-// load spawns an actor for every stored object of the kind.
+// load spawns an actor for every stored object of the kind, or, for a kind whose
+// objects get one on demand, for those that need one now (needsActor).
 func (m *manager) load(ctx actor.Context) {
 	m.env.store.Snapshot(m.resource).Ascend("", "", func(it *persistence.Item) bool {
-		m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()})
+		if !m.onDemand || needsActor(it.Object) {
+			m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()})
+		}
 		return true
 	})
 	if m.ext != nil {
@@ -118,7 +129,9 @@ func (m *manager) route(ctx actor.Context, msg routed) {
 	k := objKey{key.Namespace, key.Name}
 	c, ok := m.children[k]
 	if _, resync := msg.(*resyncRequest); resync && !ok {
-		return // nothing to look again at: every stored object has an actor
+		// Nothing to look again at: every stored object of an eager kind has an
+		// actor, and an on-demand kind's controller does nothing on its own.
+		return
 	}
 	if m.ext != nil && !isDryRun(msg) {
 		seq := uint64(1)
@@ -131,8 +144,10 @@ func (m *manager) route(ctx actor.Context, msg routed) {
 		}
 	}
 	if !ok {
+		// An unmapped object of an on-demand kind may be stored: its actor reads
+		// the store rather than taking a create's word that it is absent.
 		_, create := msg.(*createRequest)
-		c = m.spawn(ctx, key, &cell{key: key, absent: create, ctrl: m.newCtrl()})
+		c = m.spawn(ctx, key, &cell{key: key, absent: create && !m.onDemand, ctrl: m.newCtrl()})
 		if c == nil {
 			if m.ext != nil {
 				m.ext.forget(m, k)
