@@ -319,9 +319,15 @@ func TestClusterDoubleActivation(t *testing.T) {
 
 // hostedActors counts this system's actors of key (0 or 1), asking its manager.
 func (s *System) hostedActors(resource string, key persistence.Key) int {
-	res, err := s.system.Root.RequestFuture(s.env.managers[resource], &countChildren{key: objKey{key.Namespace, key.Name}}, 5*time.Second).Result()
+	res, err := s.system.Root.RequestFuture(s.env.managers[resource], &childrenRequest{}, 5*time.Second).Result()
 	if err != nil {
 		return -1
 	}
-	return res.(int)
+	n := 0
+	for _, k := range res.(*childrenReply).keys {
+		if k == (objKey{key.Namespace, key.Name}) {
+			n++
+		}
+	}
+	return n
 }

@@ -3,12 +3,15 @@ package actors
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
 	"github.com/kubeactor/kubeactor/actors/control"
 	"github.com/kubeactor/kubeactor/actors/event"
+	"github.com/kubeactor/kubeactor/actors/lifecycle"
 	"github.com/kubeactor/kubeactor/actors/namespace"
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/persistentvolume"
@@ -131,3 +134,33 @@ func newBase() control.Controller { return control.Base{} }
 // controlled are the kinds controllerFor gives a controller of their own.
 var controlled = []string{"pods", "namespaces", "replicationcontrollers", "services", "nodes", "events", "resourcequotas",
 	"persistentvolumes", "persistentvolumeclaims", "serviceaccounts"}
+
+// Actors on demand. Every stored object has an actor while it needs one, not always:
+// a kind whose controller does nothing on its own (no Settle, Sync or timer of its
+// own, no feed that resyncs it, no allocator in its manager: managerExt) only answers
+// requests, and manager.route spawns the actor of an unmapped object when a request
+// arrives for it (the actor loads the object from the store). So at start its manager
+// spawns actors only for the objects that need one now: those with a pending
+// deadline (lifecycle.Deadline: a terminating pod's grace period, which the actor
+// times). A resync for an unmapped object of such a kind is dropped: its controller
+// has nothing to look again at. At 150,000 pods this saves 150,000 actors (about
+// 2 KB each: cell, context, mailbox, process registry entry) and their spawning at
+// every start (docs/benchmarks.md, issue 18).
+//
+// onDemandControlled are the kinds with a controller of their own (controlled) whose
+// objects are spawned on demand: the pod controller only decides deletions
+// (control.Deleter). Every kind without a controller (control.Base) is on demand too;
+// every other kind gets an actor for each stored object at start.
+var onDemandControlled = []string{"pods"}
+
+// onDemand tells whether resource's objects get an actor only when they need one.
+func onDemand(resource string) bool {
+	return slices.Contains(onDemandControlled, resource) || !slices.Contains(controlled, resource)
+}
+
+// needsActor tells whether a stored object of an on-demand kind needs its actor
+// without any request: it has a deadline the actor times (see objectActor.settle).
+func needsActor(obj runtime.Object) bool {
+	_, ok := lifecycle.Deadline(obj)
+	return ok
+}

@@ -36,6 +36,7 @@ type manager struct {
 	env      *env
 	resource string
 	newCtrl  func() control.Controller
+	onDemand bool // objects get an actor only when they need one (controllers.go)
 	children map[objKey]*childRef
 	byID     map[string]objKey // child PID id -> key, to recognise Terminated
 	gen      uint64
@@ -67,6 +68,7 @@ func newManager(e *env, resource string) *manager {
 		env:      e,
 		resource: resource,
 		newCtrl:  e.controllerFor(resource),
+		onDemand: onDemand(resource),
 		children: make(map[objKey]*childRef),
 		byID:     make(map[string]objKey),
 		ext:      extIfHosted(e, resource),
@@ -106,9 +108,12 @@ func (m *manager) Receive(ctx actor.Context) {
 		ctx.Respond(&pong{})
 	case *placementChanged:
 		m.replace(ctx)
-	case *countChildren:
-		_, ok := m.children[msg.key]
-		ctx.Respond(map[bool]int{true: 1}[ok])
+	case *childrenRequest:
+		keys := make([]objKey, 0, len(m.children))
+		for k := range m.children {
+			keys = append(keys, k)
+		}
+		ctx.Respond(&childrenReply{keys: keys})
 	default:
 		if m.ext != nil {
 			m.ext.receive(m, ctx, msg)
@@ -116,13 +121,15 @@ func (m *manager) Receive(ctx actor.Context) {
 	}
 }
 
-// load spawns an actor for every stored object of the kind that this member hosts.
+// load spawns an actor for every stored object of the kind that this member hosts,
+// or, for a kind whose objects get one on demand, for those that need one now
+// (needsActor).
 func (m *manager) load(ctx actor.Context) {
 	if !m.env.hosts(m.resource) {
 		return
 	}
 	m.env.store.Snapshot(m.resource).Ascend("", "", func(it *persistence.Item) bool {
-		if _, local := m.env.where(it.Key); local {
+		if _, local := m.env.where(it.Key); local && (!m.onDemand || needsActor(it.Object)) {
 			m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()})
 		}
 		return true
@@ -141,7 +148,9 @@ func (m *manager) route(ctx actor.Context, msg routed) {
 	k := objKey{key.Namespace, key.Name}
 	c, ok := m.children[k]
 	if _, resync := msg.(*resyncRequest); resync && !ok {
-		return // nothing to look again at: every stored object has an actor
+		// Nothing to look again at: every stored object of an eager kind has an
+		// actor, and an on-demand kind's controller does nothing on its own.
+		return
 	}
 	if m.ext != nil && !isDryRun(msg) {
 		seq := uint64(1)
@@ -154,8 +163,10 @@ func (m *manager) route(ctx actor.Context, msg routed) {
 		}
 	}
 	if !ok {
+		// An unmapped object of an on-demand kind may be stored: its actor reads
+		// the store rather than taking a create's word that it is absent.
 		_, create := msg.(*createRequest)
-		c = m.spawn(ctx, key, &cell{key: key, absent: create, ctrl: m.newCtrl()})
+		c = m.spawn(ctx, key, &cell{key: key, absent: create && !m.onDemand, ctrl: m.newCtrl()})
 		if c == nil {
 			if m.ext != nil {
 				m.ext.forget(m, k)

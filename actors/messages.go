@@ -65,6 +65,12 @@ type panicRequest struct{ envelope }
 // probeRequest asks the object's actor for its bookkeeping (tests).
 type probeRequest struct{ envelope }
 
+// childrenRequest asks a manager for the keys of the objects that have an actor
+// (tests); a childrenReply answers it.
+type childrenRequest struct{}
+
+type childrenReply struct{ keys []objKey }
+
 // resyncRequest asks an object's actor to look again at what it controls (level
 // based: it carries no delta). Feeds send it when a related object changed; nobody
 // waits for an answer, and the manager drops it for an object without an actor.

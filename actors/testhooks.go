@@ -27,7 +27,3 @@ func (a *objectActor) testHook(ctx actor.Context, msg any) {
 		a.settle(ctx)
 	}
 }
-
-// countChildren asks a manager how many actors it has for key (0 or 1): tests of the
-// placement over cluster members.
-type countChildren struct{ key objKey }
