@@ -165,6 +165,11 @@ func (cp *controlPlane) refreshMembers(ctx context.Context) {
 			live = append(live, actors.Member{Name: m.Name, Address: a})
 		}
 	}
+	names := make([]string, len(live))
+	for i, m := range live {
+		names[i] = m.Name
+	}
+	cp.gw.SetActorMembers(names)
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	cp.members, cp.leader = live, leader
@@ -223,7 +228,8 @@ func (cp *controlPlane) follow(ctx context.Context, leadership <-chan bool) {
 				host()
 				continue
 			}
-			cp.stop() // the follower's host, if it runs
+			cp.stop()              // the follower's host, if it runs
+			cp.refreshMembers(ctx) // the new leader's system starts with the members as they are now
 		case <-retry:
 			retry = nil
 			if !leading || !cp.store.IsLeader() {

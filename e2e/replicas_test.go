@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"github.com/kubeactor/kubeactor/gateway"
+	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -270,6 +273,7 @@ func TestReplicas(t *testing.T) {
 // moves with the leadership and keeps binding.
 func TestReplicasRCSurvivesLeaderKill(t *testing.T) {
 	rs := StartReplicas(t, 3)
+	WaitActorCluster(t, rs)
 	startProcess(t, Binary(t), "agent", "--server", ReplicaURLs(rs), "--log-format", "json",
 		"--simulate", "3", "--name-prefix", "rep", "--node-status-update-frequency", "1s")
 	cs := replicaClient(t, rs[0])
@@ -350,7 +354,14 @@ func TestReplicasRCSurvivesLeaderKill(t *testing.T) {
 		if n != 300 || bound != 300 || got.Status.Replicas != 300 {
 			return fmt.Errorf("%d pods, %d bound, status.replicas %d", n, bound, got.Status.Replicas)
 		}
-		last = pods.ResourceVersion
+		// The newest pod write the list shows: the watch has seen every create once it
+		// got there (the list's own revision may be a later write of another kind).
+		last = "0"
+		for _, p := range pods.Items {
+			if a, _ := strconv.ParseInt(p.ResourceVersion, 10, 64); a > mustInt(last) {
+				last = p.ResourceVersion
+			}
+		}
 		return nil
 	})
 	// Drain the watch up to the list's revision and count the creates.
@@ -384,6 +395,38 @@ func TestReplicasRCSurvivesLeaderKill(t *testing.T) {
 	if total != 300 || len(adds) != 300 {
 		t.Errorf("%d pod creates (%d names) for an RC of 300: pods were created beyond its replicas", total, len(adds))
 	}
+}
+
+// WaitActorCluster waits until every replica's view of the actor cluster holds all of
+// them (the members API's "actors"): until then a replica places the controllers on
+// the members it has heard of, and they move when the others appear.
+func WaitActorCluster(t testing.TB, rs []*Replica) {
+	t.Helper()
+	Eventually(t, 30*time.Second, "every replica's actor cluster holds every replica", func() error {
+		for _, r := range rs {
+			resp, err := http.Get(r.URL + "/kubeactor/v1/members")
+			if err != nil {
+				return err
+			}
+			var ml gateway.MemberList
+			err = json.NewDecoder(resp.Body).Decode(&ml)
+			resp.Body.Close()
+			if err != nil {
+				return err
+			}
+			for _, m := range ml.Items {
+				if !m.Actors {
+					return fmt.Errorf("%s does not count %s in its actor cluster", r.Name, m.Name)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func mustInt(s string) int64 {
+	v, _ := strconv.ParseInt(s, 10, 64)
+	return v
 }
 
 // TestReplicasMembers lists the replicas with `kubeactor members` through any of them.

@@ -35,6 +35,7 @@ func TestTraceAcrossReplicas(t *testing.T) {
 	cs := replicaClient(t, leader)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
+	WaitActorCluster(t, rs)
 	Eventually(t, 60*time.Second, "2 nodes", func() error {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {

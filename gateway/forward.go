@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -286,6 +287,15 @@ type ReplicaInfo struct {
 	Revision    int64             `json:"revision"`
 	LastContact *time.Time        `json:"lastContact,omitempty"`
 	Reachable   bool              `json:"reachable"`
+	// Actors says the answering replica's actor cluster has this replica among its
+	// live members (actors/cluster.go): the controllers it owns run there.
+	Actors bool `json:"actors,omitempty"`
+}
+
+// SetActorMembers gives the gateway this replica's view of the actor cluster: the
+// names of the members its placement counts (listed by the members API).
+func (s *Server) SetActorMembers(names []string) {
+	s.actorMembers.Store(&names)
 }
 
 // MemberList is the answer of GET /kubeactor/v1/members.
@@ -341,6 +351,9 @@ func (s *Server) members(ctx context.Context) ([]ReplicaInfo, error) {
 		}
 		if !s.replica.Replicated() {
 			ri.Name = s.name
+		}
+		if view := s.actorMembers.Load(); view != nil {
+			ri.Actors = slices.Contains(*view, ri.Name)
 		}
 		out = append(out, ri)
 	}

@@ -83,13 +83,15 @@ type Config struct {
 
 // Server is the API server. It is safe for concurrent use.
 type Server struct {
-	store   *persistence.Store
-	actors  atomic.Pointer[actors.System]
-	booted  atomic.Bool // the control plane's bootstrap objects are written (readyz)
-	name    string
-	log     logrus.FieldLogger
-	maxBody int64
-	now     func() time.Time
+	store  *persistence.Store
+	actors atomic.Pointer[actors.System]
+	booted atomic.Bool // the control plane's bootstrap objects are written (readyz)
+	// actorMembers is this replica's view of the actor cluster (SetActorMembers).
+	actorMembers atomic.Pointer[[]string]
+	name         string
+	log          logrus.FieldLogger
+	maxBody      int64
+	now          func() time.Time
 
 	bookmarkEvery time.Duration
 	minWatch      time.Duration
