@@ -22,24 +22,9 @@ var _ remotecommand.Attacher = attacher{}
 
 // AttachContainer copies the session's streams to and from the container.
 func (a attacher) AttachContainer(ctx context.Context, _, _, _ string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
-	var opts runtime.AttachOptions
-	if in != nil {
-		opts.Stdin = in
-	}
-	if out != nil {
-		opts.Stdout = out
-	}
-	if errOut != nil {
-		opts.Stderr = errOut
-	}
-	if tty && resize != nil {
-		sizes := make(chan runtime.TermSize)
-		opts.Resize = sizes
-		done := make(chan struct{})
-		defer close(done)
-		go relayResize(resize, sizes, done)
-	}
-	return a.rt.Attach(ctx, a.id, opts)
+	ss := openSession(in, out, errOut, tty, resize)
+	defer ss.close()
+	return a.rt.Attach(ctx, a.id, runtime.AttachOptions{Stdin: ss.stdin, Stdout: ss.stdout, Stderr: ss.stderr, Resize: ss.resize})
 }
 
 // serveAttach answers /attach/{ns}/{pod}[/{uid}]/{container}: it upgrades to SPDY

@@ -31,22 +31,9 @@ var _ remotecommand.Executor = executor{}
 // exec.ExitError, which ServeExec reports to the client as the exit code.
 func (e executor) ExecInContainer(ctx context.Context, _, _, _ string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
 	opts := runtime.ExecOptions{Cmd: cmd, TTY: tty}
-	if in != nil {
-		opts.Stdin = in
-	}
-	if out != nil {
-		opts.Stdout = out
-	}
-	if errOut != nil {
-		opts.Stderr = errOut
-	}
-	if tty && resize != nil {
-		sizes := make(chan runtime.TermSize)
-		opts.Resize = sizes
-		done := make(chan struct{})
-		defer close(done)
-		go relayResize(resize, sizes, done)
-	}
+	ss := openSession(in, out, errOut, tty, resize)
+	defer ss.close()
+	opts.Stdin, opts.Stdout, opts.Stderr, opts.Resize = ss.stdin, ss.stdout, ss.stderr, ss.resize
 	code, err := e.rt.Exec(ctx, e.id, opts)
 	if err != nil {
 		return err
@@ -55,6 +42,42 @@ func (e executor) ExecInContainer(ctx context.Context, _, _, _ string, cmd []str
 		return utilexec.CodeExitError{Err: fmt.Errorf("command terminated with exit code %d", code), Code: code}
 	}
 	return nil
+}
+
+// session is a remotecommand session's streams as the runtime takes them: a stream
+// the client did not ask for stays a nil interface (the runtime tests for nil), and
+// terminal sizes are relayed until close.
+type session struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	resize         <-chan runtime.TermSize
+	done           chan struct{}
+}
+
+func openSession(in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) *session {
+	ss := &session{}
+	if in != nil {
+		ss.stdin = in
+	}
+	if out != nil {
+		ss.stdout = out
+	}
+	if errOut != nil {
+		ss.stderr = errOut
+	}
+	if tty && resize != nil {
+		sizes := make(chan runtime.TermSize)
+		ss.resize, ss.done = sizes, make(chan struct{})
+		go relayResize(resize, sizes, ss.done)
+	}
+	return ss
+}
+
+// close ends the relay of terminal sizes.
+func (ss *session) close() {
+	if ss.done != nil {
+		close(ss.done)
+	}
 }
 
 // relayResize converts terminal sizes until the session ends.
