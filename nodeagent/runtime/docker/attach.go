@@ -54,7 +54,9 @@ func (d *Engine) Attach(ctx context.Context, id string, opts runtime.AttachOptio
 		}
 	}()
 	if tty && opts.Resize != nil {
-		go d.forwardContainerResizes(ctx, id, opts.Resize, done)
+		go forwardResizes(ctx, opts.Resize, done, func(ctx context.Context, o container.ResizeOptions) error {
+			return d.cli.ContainerResize(ctx, id, o)
+		})
 	}
 	inDone := make(chan error, 1)
 	if opts.Stdin != nil {
@@ -79,22 +81,4 @@ func (d *Engine) Attach(ctx context.Context, id string, opts runtime.AttachOptio
 		return fmt.Errorf("attach to %s: output: %w", id, err)
 	}
 	return nil
-}
-
-// forwardContainerResizes applies terminal size changes to an attached container
-// until the channel closes or the attachment ends; a failed resize is not fatal.
-func (d *Engine) forwardContainerResizes(ctx context.Context, id string, sizes <-chan runtime.TermSize, done <-chan struct{}) {
-	for {
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-			return
-		case s, ok := <-sizes:
-			if !ok {
-				return
-			}
-			_ = d.cli.ContainerResize(ctx, id, container.ResizeOptions{Height: uint(s.Height), Width: uint(s.Width)})
-		}
-	}
 }

@@ -368,7 +368,9 @@ func (d *Engine) Exec(ctx context.Context, id string, opts runtime.ExecOptions) 
 		}()
 	}
 	if opts.TTY && opts.Resize != nil {
-		go d.forwardResizes(ctx, execID, opts.Resize, done)
+		go forwardResizes(ctx, opts.Resize, done, func(ctx context.Context, o container.ResizeOptions) error {
+			return d.cli.ContainerExecResize(ctx, execID, o)
+		})
 	}
 
 	if err := copyOutput(opts.TTY, orDiscard(opts.Stdout), orDiscard(opts.Stderr), hj.Reader); err != nil && ctx.Err() == nil {
@@ -377,9 +379,11 @@ func (d *Engine) Exec(ctx context.Context, id string, opts runtime.ExecOptions) 
 	return d.execExitCode(ctx, execID)
 }
 
-// forwardResizes applies terminal size changes until the channel closes or the
-// exec ends. A failed resize (the process may just have exited) is not fatal.
-func (d *Engine) forwardResizes(ctx context.Context, execID string, sizes <-chan runtime.TermSize, done <-chan struct{}) {
+// forwardResizes applies terminal size changes (to an exec or an attached container,
+// with resize) until the channel closes or the session ends. A failed resize (the
+// process may just have exited) is not fatal.
+func forwardResizes(ctx context.Context, sizes <-chan runtime.TermSize, done <-chan struct{},
+	resize func(context.Context, container.ResizeOptions) error) {
 	for {
 		select {
 		case <-done:
@@ -390,7 +394,7 @@ func (d *Engine) forwardResizes(ctx context.Context, execID string, sizes <-chan
 			if !ok {
 				return
 			}
-			_ = d.cli.ContainerExecResize(ctx, execID, container.ResizeOptions{Height: uint(s.Height), Width: uint(s.Width)})
+			_ = resize(ctx, container.ResizeOptions{Height: uint(s.Height), Width: uint(s.Width)})
 		}
 	}
 }
