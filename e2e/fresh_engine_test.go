@@ -479,26 +479,13 @@ func (e *freshEngine) images(t testing.TB) []string {
 // kubectl runs the installed kubectl in the engine's network namespace against
 // `up`'s default API address, http://127.0.0.1:8080.
 func (e *freshEngine) kubectl(stdin string, args ...string) Result {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "nsenter", append([]string{"--net=" + e.netnsPath(), "kubectl", "-s", "http://127.0.0.1:8080"}, args...)...)
 	home := filepath.Join(e.dir, "kubectl")
-	cmd.Env = append(os.Environ(), "HOME="+home, "KUBECONFIG=", "KUBECACHEDIR="+filepath.Join(home, "cache"))
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	return Result{Stdout: out.String(), Stderr: errb.String(), Err: err}
+	return runCommand([]string{"HOME=" + home, "KUBECONFIG=", "KUBECACHEDIR=" + filepath.Join(home, "cache")}, stdin,
+		"nsenter", append([]string{"--net=" + e.netnsPath(), "kubectl", "-s", "http://127.0.0.1:8080"}, args...)...)
 }
 
 // mustKubectl is kubectl that fails the test when it exits non-zero.
 func (e *freshEngine) mustKubectl(t testing.TB, stdin string, args ...string) string {
 	t.Helper()
-	r := e.kubectl(stdin, args...)
-	if r.Err != nil {
-		t.Fatalf("kubectl %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.Err, r.Stdout, r.Stderr)
-	}
-	return r.Stdout
+	return mustSucceed(t, e.kubectl(stdin, args...), args)
 }

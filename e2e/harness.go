@@ -232,10 +232,16 @@ func (s *Server) Kubectl(stdin string, args ...string) Result {
 // runClient runs a client program (kubectl, or kubeactor's client commands) against
 // the server with its kubeconfig and a home directory of its own.
 func (s *Server) runClient(program, stdin string, args []string) Result {
+	home := filepath.Dir(s.Kubeconfig)
+	return runCommand([]string{"HOME=" + home, "KUBECACHEDIR=" + filepath.Join(home, "cache")}, stdin, program, args...)
+}
+
+// runCommand runs program with the environment plus env, stdin given, within a minute.
+func runCommand(env []string, stdin, program string, args ...string) Result {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, program, args...)
-	cmd.Env = append(os.Environ(), "HOME="+filepath.Dir(s.Kubeconfig), "KUBECACHEDIR="+filepath.Join(filepath.Dir(s.Kubeconfig), "cache"))
+	cmd.Env = append(os.Environ(), env...)
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
@@ -248,7 +254,12 @@ func (s *Server) runClient(program, stdin string, args []string) Result {
 // MustKubectl runs kubectl and fails the test when it exits non-zero.
 func (s *Server) MustKubectl(t testing.TB, stdin string, args ...string) string {
 	t.Helper()
-	r := s.Kubectl(stdin, args...)
+	return mustSucceed(t, s.Kubectl(stdin, args...), args)
+}
+
+// mustSucceed is r's output, or the test's end when kubectl (args) exited non-zero.
+func mustSucceed(t testing.TB, r Result, args []string) string {
+	t.Helper()
 	if r.Err != nil {
 		t.Fatalf("kubectl %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.Err, r.Stdout, r.Stderr)
 	}
