@@ -2,6 +2,7 @@ package actors
 
 import (
 	"fmt"
+	"go.opentelemetry.io/otel/attribute"
 	"strconv"
 	"time"
 
@@ -141,6 +142,12 @@ func (fx *effects) Pace(cost time.Duration) { fx.actor().paceFor(cost) }
 
 func (fx *effects) Record(involved runtime.Object, eventType, reason, message string) {
 	fx.actor().record(fx.ctx, involved, eventType, reason, message)
+}
+
+func (fx *effects) Note(key string, value int) {
+	if sp := fx.actor().span; sp != nil && sp.IsRecording() {
+		sp.SetAttributes(attribute.Int(key, value))
+	}
 }
 
 func (fx *effects) Serves(resource string) bool {

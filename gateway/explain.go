@@ -44,6 +44,10 @@ type SyncDecision struct {
 	Time    string `json:"time"`
 	Creates string `json:"creates,omitempty"`
 	Deletes string `json:"deletes,omitempty"`
+	// WaitingCreates and WaitingDeletes are the RC's expectations at the sync: pod
+	// writes it asked for and had not yet seen, which hold further ones back.
+	WaitingCreates string `json:"waitingCreates,omitempty"`
+	WaitingDeletes string `json:"waitingDeletes,omitempty"`
 }
 
 func (s *Server) explain(c echo.Context) error {
@@ -288,13 +292,22 @@ func (s *Server) explainRC(x *Explanation, rc *corev1.ReplicationController, spa
 				d.Creates = kv.Value.Emit()
 			case "decided.deletes":
 				d.Deletes = kv.Value.Emit()
+			case "waiting.creates":
+				d.WaitingCreates = kv.Value.Emit()
+			case "waiting.deletes":
+				d.WaitingDeletes = kv.Value.Emit()
 			}
 		}
-		if d.Creates == "" && d.Deletes == "" {
+		if d.Creates == "" && d.Deletes == "" && d.WaitingCreates == "" && d.WaitingDeletes == "" {
 			continue
 		}
 		x.Syncs = append(x.Syncs, d)
-		add("sync at %s (trace %s): %s creates, %s deletes", d.Time, d.TraceID, orZero(d.Creates), orZero(d.Deletes))
+		line := fmt.Sprintf("sync at %s (trace %s): %s creates, %s deletes", d.Time, d.TraceID, orZero(d.Creates), orZero(d.Deletes))
+		if d.WaitingCreates != "" || d.WaitingDeletes != "" {
+			line += fmt.Sprintf("; expectations outstanding: %s creates and %s deletes it asked for and has not seen yet (nothing more until they appear)",
+				orZero(d.WaitingCreates), orZero(d.WaitingDeletes))
+		}
+		add("%s", line)
 	}
 }
 

@@ -144,6 +144,9 @@ type Effects interface {
 
 	// Record records an event about involved, from the kind's controller.
 	Record(involved runtime.Object, eventType, reason, message string)
+	// Note puts a number about the current work (why a sync decided what it did) on
+	// its trace span, when it is traced; explain reads it back.
+	Note(key string, value int)
 	// Serves tells whether the system has actors for resource (a test system may
 	// run only some kinds).
 	Serves(resource string) bool

@@ -261,6 +261,12 @@ func (c *Controller) Sync(fx control.Effects) {
 		return
 	}
 	c.exp = c.exp.ObserveState(all)
+	if n := len(c.exp.Creates); n > 0 { // why this sync creates nothing more (explain)
+		fx.Note("waiting.creates", n)
+	}
+	if n := len(c.exp.Deletes); n > 0 {
+		fx.Note("waiting.deletes", n)
+	}
 	slots := NewSlots(rc, all, c.exp, c.cursor)
 	plan := Decide(rc, all, c.exp, slots.Suffix, now)
 	c.exp, c.cursor = plan.Expectations, slots.Next()

@@ -2,6 +2,7 @@ package replication
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"testing"
@@ -187,6 +188,44 @@ func TestPropagation(t *testing.T) {
 				if !slices.Equal(rc.Finalizers, []string{tc.finalizer}) {
 					t.Fatalf("finalizers %v, want %v", rc.Finalizers, tc.finalizer)
 				}
+			}
+		})
+	}
+}
+
+// notingEffects is recordingEffects with a store of no pods, a status writer and the
+// numbers a sync notes on its span.
+type notingEffects struct {
+	recordingEffects
+	notes map[string]int
+}
+
+func (f *notingEffects) Each(string, string, func(runtime.Object) bool) {}
+func (f *notingEffects) Write(next runtime.Object) error                { return nil }
+func (f *notingEffects) Note(key string, value int)                     { f.notes[key] = value }
+func (f *notingEffects) Trace() string                                  { return "" }
+
+// TestSyncNotesExpectations: a sync held back by writes it asked for and has not seen
+// says so on its span (explain shows it); a sync with nothing pending notes nothing.
+func TestSyncNotesExpectations(t *testing.T) {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name string
+		exp  Expectations
+		want map[string]int
+	}{
+		{"creates pending", Expectations{Creates: []string{"web-a", "web-b"}, Set: now}, map[string]int{"waiting.creates": 2}},
+		{"a delete seen done", Expectations{Deletes: []string{"web-c"}, Set: now}, map[string]int{}},
+		{"nothing pending", Expectations{}, map[string]int{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fx := &notingEffects{recordingEffects: recordingEffects{now: now, rev: 7, rc: newRC("web", 0).obj(), discardLog: log}, notes: map[string]int{}}
+			c := &Controller{exp: tt.exp}
+			c.Sync(fx)
+			if fmt.Sprint(fx.notes) != fmt.Sprint(tt.want) {
+				t.Errorf("notes %v, want %v", fx.notes, tt.want)
 			}
 		})
 	}
