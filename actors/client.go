@@ -251,6 +251,14 @@ func (s *System) startFeeds(from int64) {
 			everyone string
 		}{&feed{env: s.env, resource: r, routes: []route{toQuotas}}, "resourcequotas"})
 	}
+	if s.env.cluster != nil {
+		for _, r := range PlacedKinds { // an actor activated from a lagging store catches up
+			feeds = append(feeds, struct {
+				f        *feed
+				everyone string
+			}{&feed{env: s.env, resource: r, routes: []route{toItself}}, r})
+		}
+	}
 	for _, fd := range feeds {
 		if _, ok := s.env.managers[fd.f.resource]; !ok {
 			continue

@@ -84,6 +84,9 @@ func (fx *effects) request(msg routed) error {
 	}
 	fx.ctx.Request(pid, msg)
 	fx.outstanding++
+	if fx.outstanding == 1 {
+		fx.actor().armOverdue(fx.ctx)
+	}
 	return nil
 }
 

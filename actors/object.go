@@ -30,7 +30,12 @@ type cell struct {
 	span     trace.SpanContext // span of the last message handled (tracing.go): the parent of its writes
 	timer    Timer             // the grace period's end (Options.Clock)
 	requeue  Timer             // a controller's next sync without an event (Options.Clock)
-	paced    *time.Timer       // a sync held back by pacing, on the real clock (see queueResync)
+	// overdue fires when answers awaited from another member's actors have not come
+	// for a request timeout (cluster.go: a message to a member that went away can be
+	// lost without a dead letter); answered counts the answers, to tell.
+	overdue  Timer
+	answered uint64
+	paced    *time.Timer // a sync held back by pacing, on the real clock (see queueResync)
 	// syncAfter is the earliest start of the next paced sync.
 	syncAfter time.Time
 	// ctrl is the kind's controller, with the state it keeps across restarts.
@@ -88,6 +93,9 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		if a.cell.requeue != nil {
 			a.cell.requeue.Stop()
 		}
+		if a.cell.overdue != nil {
+			a.cell.overdue.Stop()
+		}
 		if a.cell.paced != nil {
 			a.cell.paced.Stop()
 		}
@@ -139,6 +147,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		}
 		a.settle(ctx)
 	case *reply: // an answer to a write this actor asked another actor for
+		a.cell.answered++
 		a.outstanding = max(a.outstanding-1, 0)
 		a.cell.ctrl.Answered(a.effects(), control.Answer{
 			Ref:    control.Ref{Resource: msg.key.Resource, Namespace: msg.key.Namespace, Name: msg.key.Name},
@@ -151,8 +160,17 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.lost(ctx, 1)
 	case *membersChanged: // answers to writes asked of another member may never come
 		a.lost(ctx, a.outstanding)
+	case *answersOverdue:
+		switch {
+		case a.outstanding == 0:
+		case a.cell.answered == msg.answered: // nothing came for a whole timeout
+			a.lost(ctx, a.outstanding)
+		default:
+			a.armOverdue(ctx)
+		}
 	case *resyncRequest:
 		a.begin(msg.trace)
+		a.catchUp()
 		if d, ok := a.cell.ctrl.(control.Deferrer); !ok || !d.ResyncLater(a.effects()) {
 			a.queueResync(ctx)
 		}
@@ -191,6 +209,36 @@ func (a *objectActor) lost(ctx actor.Context, n int) {
 	if a.outstanding == 0 {
 		a.settle(ctx)
 	}
+}
+
+// catchUp adopts a newer stored state of the object, in a cluster only: an actor
+// activated on a new owner loads from that replica's store, which may not yet hold
+// the previous owner's last write (one writer per object otherwise means the store
+// never holds a newer state than the actor's own).
+func (a *objectActor) catchUp() {
+	if a.env.cluster == nil || a.obj == nil {
+		return
+	}
+	if it, err := a.env.store.Get(a.cell.key); err == nil && it.Revision > a.rev {
+		a.obj, a.rev = it.Object, it.Revision
+	}
+}
+
+// answersOverdue is armOverdue's timer: answered is the count of answers when it
+// was armed.
+type answersOverdue struct{ answered uint64 }
+
+// armOverdue makes the actor look, a request timeout from now, whether any answer
+// came meanwhile; in a cluster only (in one system no message is lost).
+func (a *objectActor) armOverdue(ctx actor.Context) {
+	if a.env.cluster == nil {
+		return
+	}
+	if a.cell.overdue != nil {
+		a.cell.overdue.Stop()
+	}
+	self, root, mark := ctx.Self(), a.env.root, a.cell.answered
+	a.cell.overdue = a.env.clock.AfterFunc(a.env.requestTimeout, func() { root.Send(self, &answersOverdue{answered: mark}) })
 }
 
 // report tells the manager what the object is after the requests handled so far, for

@@ -169,3 +169,10 @@ func defaultAccountToNamespace(_ *env, ev persistence.Event) []persistence.Key {
 	}
 	return []persistence.Key{{Resource: "namespaces", Name: ev.Item.Key.Namespace}}
 }
+
+// toItself routes a change of an object to its own actor: in a cluster an object's
+// actor may have been activated from a replica's store that had not yet applied the
+// last write of its previous owner (cluster.go); the resync makes it catch up.
+func toItself(_ *env, ev persistence.Event) []persistence.Key {
+	return []persistence.Key{ev.Item.Key}
+}
