@@ -113,7 +113,6 @@ func mix64(x uint64) uint64 {
 type cluster struct {
 	self   string
 	leader bool // this member leads (fixed for the system's life)
-	remote *remote.Remote
 	view   atomic.Pointer[placement]
 }
 
