@@ -187,8 +187,9 @@ func (c *Controller) Answered(fx control.Effects, r control.Answer) {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: r.Ref.Name, Namespace: r.Ref.Namespace}}
 	if op == opCreate && errors.Is(r.Err, command.ErrAlreadyExists) {
 		// Created already, by this RC's actor on another member during a change of
-		// the members (the names are the RC's slots): not a refusal.
-		c.exp = c.exp.Observe(Event{Type: CreateFailed, Pod: p})
+		// the members (the names are the RC's slots): not a refusal. The pod exists,
+		// so it stays expected until this replica's store shows it; dropping it would
+		// let a sync on a lagging store name one more pod.
 		c.dirty = true
 		return
 	}

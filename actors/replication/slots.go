@@ -10,11 +10,15 @@ import (
 
 // Pod names from slots. An RC names its new pods <rc>-<suffix>, where the suffix
 // is Kubernetes' 5 characters but not drawn at random: it encodes a slot number,
-// scrambled by the RC's uid so that the names look as usual. Slots are handed out
-// from a cursor above every slot in use, so a replacement pod gets a new name, and
-// two syncs that see the same pods (one RC's actor activated on two master replicas
-// at once, while their views of the members differ) name their creates alike: the
-// second create of a name fails with AlreadyExists instead of making an extra pod.
+// scrambled by the RC's uid so that the names look as usual. A sync hands out the
+// lowest free slots from its actor's cursor, which starts at 0 and moves past every
+// slot handed out, so a replacement pod gets a new name. Two actors of one RC
+// (activated on two master replicas at once, while their views of the members
+// differ) both start at 0: whatever part of the other's creates each one sees, the
+// free slots it picks are the other's, so the second create of a name fails with
+// AlreadyExists instead of making an extra pod. (Starting above the highest slot in
+// use would not do: creates land out of order, and an actor that saw slot 45 but not
+// slot 20 would name new pods from 46.)
 
 // nameAlphabet is the alphabet of Kubernetes' generated name suffixes (no vowels,
 // no look-alike digits).
@@ -65,9 +69,9 @@ func SlotOf(uid types.UID, suffix string) int {
 	return int((v + slotSpace - slotKey(uid)) % slotSpace * slotMulInv % slotSpace)
 }
 
-// Slots hands out the suffixes of an RC's new pods: from cursor, or from above the
-// highest slot of the RC's pods if that is higher, skipping the names of pods that
-// exist or are expected. Next returns the cursor after the last suffix handed out.
+// Slots hands out the suffixes of an RC's new pods: the lowest slots from cursor
+// whose names no pod has and no create expects. Next returns the cursor after the
+// last suffix handed out.
 type Slots struct {
 	uid    types.UID
 	prefix string
@@ -75,18 +79,12 @@ type Slots struct {
 	taken  map[string]bool
 }
 
-// NewSlots starts handing out slots of rc at cursor or above its pods' slots.
+// NewSlots starts handing out slots of rc at cursor.
 func NewSlots(rc *corev1.ReplicationController, pods []*corev1.Pod, exp Expectations, cursor int) *Slots {
 	s := &Slots{uid: rc.UID, prefix: rc.Name + "-", next: cursor, taken: make(map[string]bool, len(pods)+len(exp.Creates))}
 	for _, p := range pods {
-		if p.Namespace != rc.Namespace {
-			continue
-		}
-		s.taken[p.Name] = true
-		if suffix, ok := strings.CutPrefix(p.Name, s.prefix); ok {
-			if n := SlotOf(rc.UID, suffix); n >= s.next {
-				s.next = n + 1
-			}
+		if p.Namespace == rc.Namespace {
+			s.taken[p.Name] = true
 		}
 	}
 	for _, n := range exp.Creates {

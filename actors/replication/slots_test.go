@@ -48,7 +48,7 @@ func TestSlotsHandOut(t *testing.T) {
 		next   int
 	}{
 		{"fresh", nil, Expectations{}, 0, []string{slot(0), slot(1)}, 2},
-		{"above the pods' slots", []*corev1.Pod{pod(slot(0)), pod(slot(4))}, Expectations{}, 0, []string{slot(5)}, 6},
+		{"the lowest free slots from the cursor", []*corev1.Pod{pod(slot(0)), pod(slot(2))}, Expectations{}, 0, []string{slot(1), slot(3)}, 4},
 		{"a deleted slot is not reused while the cursor is above it", []*corev1.Pod{pod(slot(0))}, Expectations{}, 3, []string{slot(3)}, 4},
 		{"expected creates are skipped", nil, Expectations{Creates: []string{slot(0)}}, 0, []string{slot(1)}, 2},
 		{"pods named otherwise are ignored", []*corev1.Pod{pod("web-manual"), pod("other-" + SlotName("u1", 7))}, Expectations{}, 0, []string{slot(0)}, 1},
