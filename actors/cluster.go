@@ -20,11 +20,11 @@ import (
 // transport. Its members are the store's Raft configuration as the server sees it
 // (the server calls SetMembers), not a second membership system.
 //
-//   - The actors of the placed kinds (PlacedKinds: the replication controllers) are
-//     spread over the live members by identity: each object's owner is the member
-//     that wins a rendezvous hash of its key. A manager routes a request for an object
-//     it does not own to the owner's manager of the same kind; the owner's object
-//     actor answers the original sender directly.
+//   - The actors of the placed kinds (PlacedKinds: replication controllers and
+//     namespaces) are spread over the live members by identity: each object's owner
+//     is the member that wins a rendezvous hash of its key. A manager routes a
+//     request for an object it does not own to the owner's manager of the same kind;
+//     the owner's object actor answers the original sender directly.
 //   - Every other kind, and the singletons (the scheduler, the evictor, the pod
 //     garbage collector), run on the leader only. On another member the manager of
 //     such a kind keeps no actors and forwards every request to the leader's.
@@ -62,8 +62,13 @@ type Member struct {
 	Address string
 }
 
-// PlacedKinds are the kinds whose actors are spread over the members by identity.
-var PlacedKinds = []string{"replicationcontrollers"}
+// PlacedKinds are the kinds whose actors are spread over the members by identity:
+// the controllers that act through requests to other actors and keep no state
+// shared with the other objects of their kind. Services and nodes are not placed
+// yet: their managers own allocators (cluster IPs and node ports, pod CIDRs;
+// managerext.go) that every write of the kind passes through, so their actors run
+// where that one allocator runs, on the leader.
+var PlacedKinds = []string{"replicationcontrollers", "namespaces"}
 
 // maxHops bounds how often a request is forwarded between members while their views
 // of the placement differ; past it the request fails (errUnavailable) and its sender

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeactor/kubeactor/actors/admission"
@@ -245,6 +246,76 @@ func TestClusterSpreadsRCs(t *testing.T) {
 	for _, name := range onB {
 		scaleRC(t, a, st, "default", name, 4)
 		waitReplicas(t, st, "default", name, 4)
+	}
+}
+
+// TestClusterNamespaceOnFollower deletes a namespace whose actor runs on the follower:
+// it deletes the namespace's contents through their actors on the leader (pods,
+// services) and on either member (RCs), waits until they are gone, and removes
+// itself; a namespace of the leader's is left alone.
+func TestClusterNamespaceOnFollower(t *testing.T) {
+	st := openStore(t)
+	aAddr, bAddr := freeAddr(t), freeAddr(t)
+	both := []Member{{"a", aAddr}, {"b", bAddr}}
+	a := startMember(t, st, "a", aAddr, true, both)
+	b := startMember(t, st, "b", bAddr, false, both)
+	ctx := context.Background()
+	owned := map[string]string{} // a name each member owns
+	for i := 0; len(owned) < 2 && i < 100; i++ {
+		n := fmt.Sprintf("team-%d", i)
+		if o := a.Owner(persistence.Key{Resource: "namespaces", Name: n}); owned[o] == "" {
+			owned[o] = n
+		}
+	}
+	onB, onA := owned["b"], owned["a"]
+	if onB == "" || onA == "" {
+		t.Fatalf("no namespace name owned by each member: %v", owned)
+	}
+	var contents []persistence.Key
+	for _, ns := range []string{onB, onA} {
+		if _, err := b.Create(ctx, persistence.Key{Resource: "namespaces", Name: ns}, nsObj(ns)); err != nil {
+			t.Fatalf("create namespace %s through the follower: %v", ns, err)
+		}
+		if _, err := a.Create(ctx, rcKey(ns, "web"), newRC(ns, "web", 2)); err != nil {
+			t.Fatal(err)
+		}
+		waitReplicas(t, st, ns, "web", 2)
+		svc := &corev1.Service{}
+		svc.Name, svc.Namespace, svc.UID = "web", ns, types.UID("uid-svc-"+ns)
+		svcKey := persistence.Key{Resource: "services", Namespace: ns, Name: "web"}
+		if _, err := a.Create(ctx, svcKey, svc); err != nil {
+			t.Fatal(err)
+		}
+		if ns == onB {
+			contents = append(contents, rcKey(ns, "web"), svcKey)
+		}
+	}
+	if b.hostedActors("namespaces", persistence.Key{Resource: "namespaces", Name: onB}) != 1 ||
+		a.hostedActors("namespaces", persistence.Key{Resource: "namespaces", Name: onB}) != 0 {
+		t.Fatalf("namespace %s: its actor does not run on b alone", onB)
+	}
+	obj, isGone, err := a.Delete(ctx, persistence.Key{Resource: "namespaces", Name: onB}, DeleteOptions{})
+	if err != nil || isGone {
+		t.Fatalf("delete namespace: gone %v, %v", isGone, err)
+	}
+	if ns := obj.(*corev1.Namespace); ns.Status.Phase != corev1.NamespaceTerminating {
+		t.Fatalf("namespace not terminating: %+v", ns.Status)
+	}
+	for _, k := range contents {
+		eventually(t, 10*time.Second, "content removed", func() bool { return gone(st, k) })
+	}
+	eventually(t, 10*time.Second, "the RC's pods removed", func() bool {
+		_, all := rcPods(st, onB, "web")
+		return len(all) == 0
+	})
+	eventually(t, 10*time.Second, "namespace removed", func() bool {
+		return gone(st, persistence.Key{Resource: "namespaces", Name: onB})
+	})
+	if gone(st, persistence.Key{Resource: "namespaces", Name: onA}) || gone(st, rcKey(onA, "web")) {
+		t.Fatal("the other namespace or its RC was removed")
+	}
+	if _, all := rcPods(st, onA, "web"); len(all) != 2 {
+		t.Fatalf("the other namespace's RC has %d pods, want 2", len(all))
 	}
 }
 

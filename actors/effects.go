@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"context"
 	"fmt"
 	"go.opentelemetry.io/otel/attribute"
 	"strconv"
@@ -170,12 +171,23 @@ func (fx *effects) Get(ref control.Ref) runtime.Object {
 	return it.Object
 }
 
-func (fx *effects) Contents(ns string) []control.Ref {
+func (fx *effects) Contents(ns string) ([]control.Ref, bool) {
+	if fx.env.cluster != nil && !fx.env.leads() {
+		// This replica's store may lag the leader's: an object created there just
+		// before the namespace began terminating would be missed, and the namespace
+		// removed with it still inside. Catch up with every committed write first.
+		ctx, cancel := context.WithTimeout(context.Background(), fx.env.requestTimeout)
+		err := fx.env.store.ReadBarrier(ctx)
+		cancel()
+		if err != nil {
+			return nil, false
+		}
+	}
 	var refs []control.Ref
 	for _, k := range fx.env.contents(ns) {
 		refs = append(refs, control.Ref{Resource: k.Resource, Namespace: k.Namespace, Name: k.Name})
 	}
-	return refs
+	return refs, true
 }
 
 func (fx *effects) Tell(name string, msg any) {

@@ -155,8 +155,11 @@ type Effects interface {
 	Each(resource, namespace string, fn func(obj runtime.Object) bool)
 	// Get returns the stored object named ref, or nil.
 	Get(ref Ref) runtime.Object
-	// Contents lists every stored namespaced object of namespace ns.
-	Contents(ns string) []Ref
+	// Contents lists every stored namespaced object of namespace ns. ok is false
+	// when the list may miss a write committed before the call (a master replica
+	// that is not the leader could not catch up with it now): then it proves nothing
+	// about what is left.
+	Contents(ns string) (refs []Ref, ok bool)
 	// Tell sends msg to one of the system's singleton actors, by name.
 	Tell(name string, msg any)
 }

@@ -53,7 +53,11 @@ func (c *Controller) Settle(fx control.Effects) {
 	if !ok || ns.DeletionTimestamp == nil || fx.Outstanding() > 0 {
 		return
 	}
-	contents := fx.Contents(ns.Name)
+	contents, current := fx.Contents(ns.Name)
+	if !current { // the view may miss contents: look again later
+		fx.SyncAt(fx.Now().Add(RecheckInterval))
+		return
+	}
 	switch Decide(ns, len(contents), fx.Outstanding(), c.swept) {
 	case DeleteContents:
 		for _, r := range contents {
