@@ -28,7 +28,7 @@ type Config struct {
 	StatusFrequency time.Duration // each node's heartbeat period
 	Capacity        corev1.ResourceList
 	KubeletVersion  string         // reported as kubeletVersion and kubeProxyVersion
-	Workers         int            // concurrent API writers
+	Workers         int            // concurrent API writers (heartbeats and pods)
 	StatsEvery      time.Duration  // how often to log counters; 0 for never
 	Metrics         *metrics.Agent // the agent's metrics; nil measures nothing
 	// DaemonPort is the port of the simulator's server (StatsHandler) the nodes
@@ -57,8 +57,14 @@ type Simulator struct {
 	byName  map[string]*node
 	byIP    map[string]*node
 	started time.Time
-	queue   workqueue.TypedRateLimitingInterface[task]
-	pods    cache.SharedIndexInformer
+	queue   workqueue.TypedRateLimitingInterface[string] // pods to look at again (namespace/name)
+	// beats holds the nodes whose heartbeat is due. Heartbeats have writers of their
+	// own: behind the pods' queue they would wait for whatever pod work is queued,
+	// and after a restart of the server the watch hands over every bound pod at once
+	// (130,000 in the envelope), long enough for every node to miss its grace period
+	// and be evicted. A kubelet, too, posts its status apart from its pod workers.
+	beats workqueue.TypedInterface[string]
+	pods  cache.SharedIndexInformer
 	// watched is the pods' cache once the watch started, for the metrics' goroutine.
 	watched atomic.Pointer[cache.Store]
 
@@ -75,20 +81,6 @@ type node struct {
 	mu   sync.Mutex
 	obj  *corev1.Node // as last stored
 	pool *Pool
-}
-
-type taskKind uint8
-
-const (
-	heartbeatTask taskKind = iota
-	podTask
-)
-
-// task is a unit of work for the writers: a node's heartbeat (key: node name) or a
-// pod to look at again (key: namespace/name). The queue merges equal tasks.
-type task struct {
-	kind taskKind
-	key  string
 }
 
 // New prepares a simulator; nothing happens until Run.
@@ -164,7 +156,8 @@ func (s *Simulator) Run(ctx context.Context) error {
 	}
 	s.log.WithFields(logrus.Fields{"nodes": len(s.nodes), "took": time.Since(began).Round(time.Millisecond)}).Info("nodes registered")
 
-	s.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[task]())
+	s.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	s.beats = workqueue.NewTyped[string]()
 	s.pods = s.client.PodInformer(apiclient.BoundToAnyNode(), 0)
 	if err := s.pods.AddIndexers(cache.Indexers{podsByNode: indexByNode}); err != nil {
 		return fmt.Errorf("watch pods: %w", err)
@@ -184,12 +177,17 @@ func (s *Simulator) Run(ctx context.Context) error {
 	// Pods found running are reserved their IPs before any new pod gets one.
 	if !cache.WaitForCacheSync(ctx.Done(), reg.HasSynced) { // only when stopped
 		s.queue.ShutDown()
+		s.beats.ShutDown()
 		wg.Wait()
 		s.log.WithFields(statsFields(s.Stats())).Info("stopped")
 		return nil
 	}
-	for range s.cfg.Workers {
+	beaters, podWorkers := splitWorkers(s.cfg.Workers)
+	for range podWorkers {
 		wg.Go(func() { s.work(ctx) })
+	}
+	for range beaters {
+		wg.Go(func() { s.beat(ctx) })
 	}
 	wg.Go(func() { s.heartbeatLoop(ctx) })
 	if s.cfg.StatsEvery > 0 {
@@ -199,6 +197,7 @@ func (s *Simulator) Run(ctx context.Context) error {
 
 	<-ctx.Done()
 	s.queue.ShutDown()
+	s.beats.ShutDown()
 	wg.Wait()
 	s.log.WithFields(statsFields(s.Stats())).Info("stopped")
 	return nil
@@ -288,7 +287,7 @@ func (s *Simulator) heartbeatLoop(ctx context.Context) {
 		var due []int
 		due, c = sched.Due(c, time.Since(start))
 		for _, i := range due {
-			s.queue.Add(task{kind: heartbeatTask, key: s.nodes[i].info.Name})
+			s.beats.Add(s.nodes[i].info.Name)
 		}
 		timer.Reset(max(sched.At(c)-time.Since(start), tick))
 	}
@@ -314,34 +313,45 @@ func statsFields(st Stats) logrus.Fields {
 	}
 }
 
-// work runs tasks until the queue shuts down. A failed pod task is retried with
-// backoff; a failed heartbeat waits for the node's next turn.
+// splitWorkers divides the writers between heartbeats and pods: a quarter (at
+// least one) post heartbeats, the rest (at least one) sync pods.
+func splitWorkers(workers int) (beaters, pods int) {
+	beaters = max(workers/4, 1)
+	return beaters, max(workers-beaters, 1)
+}
+
+// work syncs pods until the queue shuts down; a failed sync is retried with backoff.
 func (s *Simulator) work(ctx context.Context) {
 	for {
-		t, shutdown := s.queue.Get()
+		key, shutdown := s.queue.Get()
 		if shutdown {
 			return
 		}
-		var err error
-		switch t.kind {
-		case heartbeatTask:
-			err = s.heartbeat(ctx, s.byName[t.key])
-		case podTask:
-			err = s.syncPod(ctx, t.key)
-		}
-		switch {
+		switch err := s.syncPod(ctx, key); {
 		case err == nil || ctx.Err() != nil:
-			s.queue.Forget(t)
-		case t.kind == heartbeatTask:
-			s.heartbeatErrors.Add(1)
-			s.queue.Forget(t)
-			s.log.WithError(err).WithField("node", t.key).Debug("heartbeat failed")
+			s.queue.Forget(key)
 		default:
 			s.podErrors.Add(1)
-			s.queue.AddRateLimited(t)
-			s.log.WithError(err).WithField("pod", t.key).Debug("pod sync failed; retrying")
+			s.queue.AddRateLimited(key)
+			s.log.WithError(err).WithField("pod", key).Debug("pod sync failed; retrying")
 		}
-		s.queue.Done(t)
+		s.queue.Done(key)
+	}
+}
+
+// beat posts the heartbeats that are due until the queue shuts down; a failed one
+// waits for the node's next turn.
+func (s *Simulator) beat(ctx context.Context) {
+	for {
+		name, shutdown := s.beats.Get()
+		if shutdown {
+			return
+		}
+		if err := s.heartbeat(ctx, s.byName[name]); err != nil && ctx.Err() == nil {
+			s.heartbeatErrors.Add(1)
+			s.log.WithError(err).WithField("node", name).Debug("heartbeat failed")
+		}
+		s.beats.Done(name)
 	}
 }
 
@@ -391,7 +401,7 @@ func (s *Simulator) podSeen(obj any) {
 	if Decide(pod) != Leave {
 		key, err := cache.MetaNamespaceKeyFunc(pod)
 		if err == nil {
-			s.queue.Add(task{kind: podTask, key: key})
+			s.queue.Add(key)
 		}
 	}
 }

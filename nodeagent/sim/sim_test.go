@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
 	"github.com/kubeactor/kubeactor/nodeagent/apiclient"
 
@@ -153,4 +155,90 @@ func TestSimulatorLifecycle(t *testing.T) {
 	if st.Registered != 2 || st.PodsStarted != 2 || st.PodsRejected != 1 || st.PodsRemoved != 1 {
 		t.Errorf("stats %+v", st)
 	}
+}
+
+// TestHeartbeatsDuringPodBacklog blocks every pod status write (a server slow with a
+// backlog of pod work, as after a restart when the watch hands over every bound pod at
+// once) and checks that the nodes still post their heartbeats: the pod writers are
+// all stuck, so heartbeats queued behind pod work would stop.
+func TestHeartbeatsDuringPodBacklog(t *testing.T) {
+	fakeCS := fake.NewClientset()
+	cs := &stuckPodStatus{Clientset: fakeCS}
+	s, err := New(Config{
+		Nodes: 2, NamePrefix: "t", StatusFrequency: 100 * time.Millisecond, Workers: 4,
+		Capacity: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"),
+			corev1.ResourcePods: resource.MustParse("110"),
+		},
+		KubeletVersion: "v1.0.0-kubeactor",
+	}, apiclient.NewForClientset(cs), logrus.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := s.Run(ctx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	defer func() { cancel(); wg.Wait() }() // the end of ctx frees the stuck writes
+	for i := range 10 { // more pods than writers
+		_, err := fakeCS.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default", UID: k8stypes.UID(fmt.Sprintf("uid-p%d", i))},
+			Spec:       corev1.PodSpec{NodeName: "t-0", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, podWriters := splitWorkers(4)
+	eventually(t, "every pod writer stuck", func() error {
+		if n := cs.stuck.Load(); n < int64(podWriters) {
+			return fmt.Errorf("%d pod status writes stuck, want %d", n, podWriters)
+		}
+		return nil
+	})
+	from := s.Stats().Heartbeats
+	eventually(t, "heartbeats go on", func() error {
+		if n := s.Stats().Heartbeats - from; n < 6 {
+			return fmt.Errorf("%d heartbeats since the pod writers got stuck, want 6", n)
+		}
+		return nil
+	})
+	if n := s.Stats().PodsStarted; n != 0 {
+		t.Fatalf("%d pods started with every pod status write stuck", n)
+	}
+}
+
+// stuckPodStatus is a clientset whose pod status writes never return until their
+// context ends; everything else is the fake's. (The fake's own reactors run under
+// its lock, so a reactor that blocks would block every call.)
+type stuckPodStatus struct {
+	*fake.Clientset
+	stuck atomic.Int64
+}
+
+func (c *stuckPodStatus) CoreV1() typedcorev1.CoreV1Interface {
+	return stuckCore{CoreV1Interface: c.Clientset.CoreV1(), c: c}
+}
+
+type stuckCore struct {
+	typedcorev1.CoreV1Interface
+	c *stuckPodStatus
+}
+
+func (s stuckCore) Pods(ns string) typedcorev1.PodInterface {
+	return stuckPods{PodInterface: s.CoreV1Interface.Pods(ns), c: s.c}
+}
+
+type stuckPods struct {
+	typedcorev1.PodInterface
+	c *stuckPodStatus
+}
+
+func (p stuckPods) UpdateStatus(ctx context.Context, pod *corev1.Pod, _ metav1.UpdateOptions) (*corev1.Pod, error) {
+	p.c.stuck.Add(1)
+	<-ctx.Done()
+	return nil, ctx.Err()
 }
