@@ -183,7 +183,7 @@ func TestHeartbeatsDuringPodBacklog(t *testing.T) {
 		}
 	})
 	defer func() { cancel(); wg.Wait() }() // the end of ctx frees the stuck writes
-	for i := range 10 { // more pods than writers
+	for i := range 10 {                    // more pods than writers
 		_, err := fakeCS.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default", UID: k8stypes.UID(fmt.Sprintf("uid-p%d", i))},
 			Spec:       corev1.PodSpec{NodeName: "t-0", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
