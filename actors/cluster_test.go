@@ -190,16 +190,20 @@ func startMember(t *testing.T, st *persistence.Store, name, addr string, leader 
 	return s
 }
 
+// startTwo starts the members a (the leader) and b on st, each knowing both.
+func startTwo(t *testing.T, st *persistence.Store) (a, b *System) {
+	t.Helper()
+	both := []Member{{"a", freeAddr(t)}, {"b", freeAddr(t)}}
+	return startMember(t, st, "a", both[0].Address, true, both), startMember(t, st, "b", both[1].Address, false, both)
+}
+
 // TestClusterSpreadsRCs runs a leader and a follower's host: the RCs are spread over
 // both, requests for either reach the owner through any member, the RCs on the
 // follower create their pods through the leader's pod actors, and when the follower
 // leaves the leader takes its RCs over.
 func TestClusterSpreadsRCs(t *testing.T) {
 	st := openStore(t)
-	aAddr, bAddr := freeAddr(t), freeAddr(t)
-	members := []Member{{"a", aAddr}, {"b", bAddr}}
-	a := startMember(t, st, "a", aAddr, true, members)
-	b := startMember(t, st, "b", bAddr, false, members)
+	a, b := startTwo(t, st)
 	ctx := context.Background()
 	if _, err := a.Create(ctx, persistence.Key{Resource: "namespaces", Name: "default"}, nsObj("default")); err != nil {
 		t.Fatal(err)
@@ -240,7 +244,7 @@ func TestClusterSpreadsRCs(t *testing.T) {
 
 	// b leaves: the leader takes b's RCs over and they go on working.
 	b.Stop()
-	if err := a.SetMembers([]Member{{"a", aAddr}}, "a"); err != nil {
+	if err := a.SetMembers([]Member{{"a", a.env.cluster.view.Load().addr["a"]}}, "a"); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range onB {
@@ -255,10 +259,7 @@ func TestClusterSpreadsRCs(t *testing.T) {
 // itself; a namespace of the leader's is left alone.
 func TestClusterNamespaceOnFollower(t *testing.T) {
 	st := openStore(t)
-	aAddr, bAddr := freeAddr(t), freeAddr(t)
-	both := []Member{{"a", aAddr}, {"b", bAddr}}
-	a := startMember(t, st, "a", aAddr, true, both)
-	b := startMember(t, st, "b", bAddr, false, both)
+	a, b := startTwo(t, st)
 	ctx := context.Background()
 	owned := map[string]string{} // a name each member owns
 	for i := 0; len(owned) < 2 && i < 100; i++ {
@@ -325,10 +326,7 @@ func TestClusterNamespaceOnFollower(t *testing.T) {
 // the RC ends with exactly its replicas after exactly that many creates.
 func TestClusterDoubleActivation(t *testing.T) {
 	st := openStore(t)
-	aAddr, bAddr := freeAddr(t), freeAddr(t)
-	both := []Member{{"a", aAddr}, {"b", bAddr}}
-	a := startMember(t, st, "a", aAddr, true, both)
-	b := startMember(t, st, "b", bAddr, false, both)
+	a, b := startTwo(t, st)
 	ctx := context.Background()
 	if _, err := a.Create(ctx, persistence.Key{Resource: "namespaces", Name: "default"}, nsObj("default")); err != nil {
 		t.Fatal(err)
@@ -351,7 +349,7 @@ func TestClusterDoubleActivation(t *testing.T) {
 	from := st.Revision()
 	// a's view loses b, so a activates the RC's actor; at the same moment a request
 	// for the RC activates it on b, which still owns it in its own view.
-	if err := a.SetMembers([]Member{{"a", aAddr}}, "a"); err != nil {
+	if err := a.SetMembers([]Member{{"a", a.env.cluster.view.Load().addr["a"]}}, "a"); err != nil {
 		t.Fatal(err)
 	}
 	if probe(t, b, rcKey("default", name)) == nil {

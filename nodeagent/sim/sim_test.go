@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 
@@ -26,6 +27,33 @@ import (
 func eventually(t *testing.T, what string, check func() error) {
 	t.Helper()
 	poll.Until(t, 20*time.Second, what, check)
+}
+
+// runSim runs two nodes named t-0 and t-1 of maxPods pods each, with 4 writers,
+// against cs until stop is called or the test ends.
+func runSim(t *testing.T, cs kubernetes.Interface, heartbeat time.Duration, maxPods string) (s *Simulator, stop func()) {
+	t.Helper()
+	s, err := New(Config{
+		Nodes: 2, NamePrefix: "t", StatusFrequency: heartbeat, Workers: 4,
+		Capacity: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"),
+			corev1.ResourcePods: resource.MustParse(maxPods),
+		},
+		KubeletVersion: "v1.0.0-kubeactor",
+	}, apiclient.NewForClientset(cs), logrus.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := s.Run(ctx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	stop = sync.OnceFunc(func() { cancel(); wg.Wait() })
+	t.Cleanup(stop)
+	return s, stop
 }
 
 // TestSimulatorLifecycle runs the simulator's plumbing under -race against client-go's
@@ -45,25 +73,8 @@ func TestSimulatorLifecycle(t *testing.T) {
 			Spec:       corev1.PodSpec{NodeName: "t-0", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
 		},
 	)
-	s, err := New(Config{
-		Nodes: 2, NamePrefix: "t", StatusFrequency: 200 * time.Millisecond, Workers: 4,
-		Capacity: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"),
-			corev1.ResourcePods: resource.MustParse("2"),
-		},
-		KubeletVersion: "v1.0.0-kubeactor",
-	}, apiclient.NewForClientset(cs), logrus.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := s.Run(ctx); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	defer func() { cancel(); wg.Wait() }()
+	ctx := context.Background()
+	s, stop := runSim(t, cs, 200*time.Millisecond, "2")
 
 	pods := cs.CoreV1().Pods("default")
 	nodes := cs.CoreV1().Nodes()
@@ -149,8 +160,7 @@ func TestSimulatorLifecycle(t *testing.T) {
 	if p, _ := pods.Get(ctx, "fourth", metav1.GetOptions{}); !netip.MustParsePrefix("10.100.1.0/24").Contains(netip.MustParseAddr(p.Status.PodIP)) {
 		t.Errorf("fourth: podIP %s", p.Status.PodIP)
 	}
-	cancel()
-	wg.Wait()
+	stop()
 	st := s.Stats()
 	if st.Registered != 2 || st.PodsStarted != 2 || st.PodsRejected != 1 || st.PodsRemoved != 1 {
 		t.Errorf("stats %+v", st)
@@ -164,26 +174,9 @@ func TestSimulatorLifecycle(t *testing.T) {
 func TestHeartbeatsDuringPodBacklog(t *testing.T) {
 	fakeCS := fake.NewClientset()
 	cs := &stuckPodStatus{Clientset: fakeCS}
-	s, err := New(Config{
-		Nodes: 2, NamePrefix: "t", StatusFrequency: 100 * time.Millisecond, Workers: 4,
-		Capacity: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"),
-			corev1.ResourcePods: resource.MustParse("110"),
-		},
-		KubeletVersion: "v1.0.0-kubeactor",
-	}, apiclient.NewForClientset(cs), logrus.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := s.Run(ctx); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	defer func() { cancel(); wg.Wait() }() // the end of ctx frees the stuck writes
-	for i := range 10 {                    // more pods than writers
+	ctx := context.Background()
+	s, _ := runSim(t, cs, 100*time.Millisecond, "110") // its stop frees the stuck writes
+	for i := range 10 {                                // more pods than writers
 		_, err := fakeCS.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("p%d", i), Namespace: "default", UID: k8stypes.UID(fmt.Sprintf("uid-p%d", i))},
 			Spec:       corev1.PodSpec{NodeName: "t-0", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
