@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/control"
 	"github.com/kubeactor/kubeactor/actors/kinds"
+	"github.com/kubeactor/kubeactor/actors/namespace"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/persistence/command"
 )
@@ -528,7 +529,12 @@ func TestNamespaceDeletion(t *testing.T) {
 	}
 	clock.Advance(time.Minute)
 	eventually(t, 5*time.Second, "bound pod removed", func() bool { return gone(st, bound) })
-	eventually(t, 5*time.Second, "namespace removed", func() bool { return gone(st, nsKey) })
+	// The namespace looks again every RecheckInterval of its clock; a recheck that ran
+	// before the pod was gone waits for the clock to move on.
+	eventually(t, 5*time.Second, "namespace removed", func() bool {
+		clock.Advance(namespace.RecheckInterval)
+		return gone(st, nsKey)
+	})
 	if gone(st, bystander) {
 		t.Fatal("pod of another namespace removed")
 	}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,7 +33,10 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // what was already queued for it, in order.
 func TestWatchStalledClientExpires(t *testing.T) {
 	h := newHarness(t, harnessOptions{changeLogWindow: 100})
-	ctx := testCtx(t)
+	// 800 creates of 32 KiB: under -race on a loaded machine they outlast testCtx's
+	// 30 s, which bounds a test's few requests.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
 	conn, err := net.Dial("tcp", h.http.Listener.Addr().String())
 	if err != nil {
 		t.Fatalf("dial: %v", err)
