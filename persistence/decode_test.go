@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +26,8 @@ func TestUnmarshalObjectAgreesWithEncodingJSON(t *testing.T) {
 		{"a full pod", full, func() runtime.Object { return &corev1.Pod{} }},
 		{"a config map", cm, func() runtime.Object { return &corev1.ConfigMap{} }},
 		{"nulls and empties", []byte(`{"metadata":{"name":"n","labels":null,"annotations":{}},"spec":{"containers":[]}}`), func() runtime.Object { return &corev1.Pod{} }},
+		{"timestamps: set, null, absent, another offset", []byte(`{"metadata":{"name":"n","creationTimestamp":"2026-11-26T12:00:00Z","deletionTimestamp":null},"status":{"startTime":"2026-11-26T14:00:00+02:00","conditions":[{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-26T12:00:01Z"}]}}`), func() runtime.Object { return &corev1.Pod{} }},
+		{"a deletion timestamp", []byte(`{"metadata":{"name":"n","deletionTimestamp":"2026-11-26T12:00:00Z","deletionGracePeriodSeconds":30}}`), func() runtime.Object { return &corev1.Pod{} }},
 		{"an unknown field", []byte(`{"metadata":{"name":"n"},"future":1}`), func() runtime.Object { return &corev1.Pod{} }},
 		{"a duplicate name (fallback)", []byte(`{"metadata":{"name":"a","name":"b"}}`), func() runtime.Object { return &corev1.Pod{} }},
 		{"another case (fallback)", []byte(`{"Metadata":{"Name":"a"}}`), func() runtime.Object { return &corev1.Pod{} }},
@@ -40,5 +45,39 @@ func TestUnmarshalObjectAgreesWithEncodingJSON(t *testing.T) {
 				t.Errorf("decoded differently:\nencoding/json %#v\nunmarshalObject %#v", want, got)
 			}
 		})
+	}
+}
+
+// TestUnmarshalObjectRefusesBadTimes: a timestamp encoding/json refuses is refused.
+func TestUnmarshalObjectRefusesBadTimes(t *testing.T) {
+	tests := []struct {
+		name string
+		js   string
+	}{
+		{"not RFC 3339", `{"metadata":{"name":"n","creationTimestamp":"yesterday"}}`},
+		{"a number", `{"metadata":{"name":"n","creationTimestamp":5}}`},
+		{"an object", `{"metadata":{"name":"n","creationTimestamp":{}}}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := json.Unmarshal([]byte(tc.js), &corev1.Pod{}); err == nil {
+				t.Fatal("encoding/json accepted it")
+			}
+			if err := unmarshalObject([]byte(tc.js), &corev1.Pod{}); err == nil {
+				t.Error("unmarshalObject accepted it")
+			}
+		})
+	}
+}
+
+// TestFastTimesDecodesWithoutFallback: timestamps do not send a pod to the slow path.
+func TestFastTimesDecodesWithoutFallback(t *testing.T) {
+	js := []byte(`{"metadata":{"name":"n","creationTimestamp":"2026-11-26T12:00:00Z","deletionTimestamp":null},"status":{"startTime":"2026-11-26T14:00:00+02:00"}}`)
+	var p corev1.Pod
+	if err := jsonv2.Unmarshal(js, &p, jsonv2.RejectUnknownMembers(true), fastTimes); err != nil {
+		t.Fatalf("fast path refused: %v", err)
+	}
+	if want := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC); !p.Status.StartTime.Time.Equal(want) || !p.CreationTimestamp.Time.Equal(want) || p.DeletionTimestamp != nil {
+		t.Errorf("decoded %v, %v, %v", p.CreationTimestamp, p.Status.StartTime, p.DeletionTimestamp)
 	}
 }
