@@ -25,8 +25,10 @@ import (
 // kills the server and the agent with SIGKILL and marks the directory built. Then,
 // KUBEACTOR_RESTART_ROUNDS times (3 by default), it starts each binary of
 // KUBEACTOR_RESTART_BINS (comma-separated; KUBEACTOR_BIN when unset) in turn on that
-// data and times exec → /readyz 200 → a pod create answering 201, checks the list of
-// every pod, deletes its probe pod and kills the server again. Extra server flags come
+// data and times exec → /readyz 200 → a pod create answering 201 (and reads the
+// server's CPU seconds by then, which a loaded machine moves much less than the wall
+// time), checks the list of every pod, deletes its probe pod and kills the server
+// again (SIGTERM instead when profiling, so that the profile is written). Extra server flags come
 // from KUBEACTOR_RESTART_ARGS (space-separated; "{n}" is replaced by the restart's
 // number, for a profile file per restart). Restarts run without the agent: the
 // envelope's agent follows the old server's port, which a restart does not keep.

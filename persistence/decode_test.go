@@ -9,8 +9,10 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/randfill"
 )
 
 // TestUnmarshalObjectAgreesWithEncodingJSON: the fast decoder gives what
@@ -79,5 +81,62 @@ func TestFastTimesDecodesWithoutFallback(t *testing.T) {
 	}
 	if want := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC); !p.Status.StartTime.Time.Equal(want) || !p.CreationTimestamp.Time.Equal(want) || p.DeletionTimestamp != nil {
 		t.Errorf("decoded %v, %v, %v", p.CreationTimestamp, p.Status.StartTime, p.DeletionTimestamp)
+	}
+}
+
+// TestUnmarshalObjectAgreesOnRandomObjects: randomly filled objects of the kinds with
+// the most timestamps, encoded as the store encodes them, decode alike both ways.
+func TestUnmarshalObjectAgreesOnRandomObjects(t *testing.T) {
+	kinds := []struct {
+		name string
+		new  func() runtime.Object
+	}{
+		{"pod", func() runtime.Object { return &corev1.Pod{} }},
+		{"node", func() runtime.Object { return &corev1.Node{} }},
+		{"event", func() runtime.Object { return &corev1.Event{} }},
+		{"replication controller", func() runtime.Object { return &corev1.ReplicationController{} }},
+	}
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			fill := randfill.NewWithSeed(int64(len(k.name))).NilChance(0.2).NumElements(0, 2)
+			zone := time.FixedZone("east", 2*3600)
+			compared := 0
+			for i := range 200 {
+				obj := k.new()
+				fill.Fill(obj)
+				// randfill leaves timestamps zero: set some, in two zones, or none.
+				acc, err := meta.Accessor(obj)
+				if err != nil {
+					t.Fatal(err)
+				}
+				at := time.Unix(1700000000+int64(i)*7919, 0)
+				switch i % 3 {
+				case 1:
+					acc.SetCreationTimestamp(metav1.NewTime(at.UTC()))
+				case 2:
+					acc.SetCreationTimestamp(metav1.NewTime(at.In(zone)))
+					del := metav1.NewTime(at.Add(time.Minute))
+					acc.SetDeletionTimestamp(&del)
+				}
+				js, err := json.Marshal(obj)
+				if err != nil { // e.g. an IntOrString of a type that does not exist
+					continue
+				}
+				want, got := k.new(), k.new()
+				if err := json.Unmarshal(js, want); err != nil {
+					continue // a random quantity encoding/json cannot read back
+				}
+				if err := unmarshalObject(js, got); err != nil {
+					t.Fatalf("%s: %v", js, err)
+				}
+				if !reflect.DeepEqual(want, got) {
+					t.Fatalf("decoded differently:\n%s\nencoding/json %#v\nunmarshalObject %#v", js, want, got)
+				}
+				compared++
+			}
+			if compared < 100 {
+				t.Fatalf("only %d of 200 random objects could be compared", compared)
+			}
+		})
 	}
 }
