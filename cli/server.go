@@ -184,6 +184,16 @@ func (c *upCmd) runMasters(ctx context.Context, stop func(), g *globals, startAg
 // A store of one is its own leader from the start: its control plane starts before
 // the API is served, as it always did.
 func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready func(addr string, sec *securePort)) error {
+	t0 := time.Now()
+	prof, err := startStartupProfile(cfg.StartupCPUProfile)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := prof.stop(); err != nil {
+			log.WithError(err).Error("startup cpu profile")
+		}
+	}()
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(cfg.GCPercent)
 	}
@@ -248,10 +258,12 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 			opts.Replication.LeaderLeaseTimeout = et
 		}
 	}
+	tOpen := time.Now()
 	store, err := persistence.Open(opts)
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", cfg.DataDir, err)
 	}
+	opened := time.Since(tOpen)
 	defer func() {
 		if err := store.Close(); err != nil {
 			log.WithError(err).Error("close store")
@@ -293,11 +305,14 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 		cp.kubeDNS = &kubeDNS
 	}
 	defer cp.stop()
+	var started time.Duration
 	if !store.Replicated() {
 		<-store.Leadership() // a store of one leads from the start
+		tStart := time.Now()
 		if err := cp.start(ctx); err != nil {
 			return err
 		}
+		started = time.Since(tStart)
 	} else {
 		go cp.follow(ctx, store.Leadership())
 	}
@@ -307,13 +322,24 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	go func() { errc <- srv.Serve(ln) }()
 	secure.serve(gw.SecureHandler(), errc)
 	addr := ln.Addr().String()
-	fields := logrus.Fields{"address": addr, "secure-address": secure.address(), "data-dir": cfg.DataDir, "revision": store.Revision()}
+	// Where a (re)start's time went: opening the store (reading and decoding every
+	// object and the change log) and starting the control plane (actors, bootstrap).
+	fields := logrus.Fields{"address": addr, "secure-address": secure.address(), "data-dir": cfg.DataDir, "revision": store.Revision(),
+		"store-open": opened.Round(time.Millisecond).String(), "control-plane-start": started.Round(time.Millisecond).String(),
+		"start-total": time.Since(t0).Round(time.Millisecond).String()}
 	if store.Replicated() {
 		fields["name"], fields["peer-address"] = cfg.Name, cfg.PeerAddress
 	}
 	log.WithFields(fields).Info("serving")
 	if ready != nil {
 		ready(addr, secure)
+	}
+	if prof != nil {
+		time.AfterFunc(cfg.StartupProfileAfter, func() {
+			if err := prof.stop(); err != nil {
+				log.WithError(err).Error("startup cpu profile")
+			}
+		})
 	}
 
 	select {

@@ -30,6 +30,8 @@ type Server struct {
 	ShutdownGracePeriod time.Duration `name:"shutdown-grace-period" default:"5s" help:"How long to drain requests on SIGTERM."`
 	Profiling           bool          `name:"profiling" default:"true" negatable:"" help:"Serve Go profiles at /debug/pprof/ (the book's --profiling)."`
 	EnableTestHooks     bool          `name:"enable-test-hooks" hidden:"" help:"Serve test hooks (POST /debug/kubeactor/panic). For tests only."`
+	StartupCPUProfile   string        `name:"startup-cpu-profile" hidden:"" help:"Write a CPU profile of the start to this file: from exec until --startup-cpu-profile-after past the moment the API is served. For measuring restarts."`
+	StartupProfileAfter time.Duration `name:"startup-cpu-profile-after" hidden:"" default:"5s" help:"How long --startup-cpu-profile goes on once the API is served (feeds catching up, first requests)."`
 	EventTTL            time.Duration `name:"event-ttl" default:"1h" help:"How long an event is kept after it was last seen."`
 	// ResourceQuotaSyncPeriod is the book's controller-manager flag.
 	ResourceQuotaSyncPeriod time.Duration `name:"resource-quota-sync-period" default:"10s" help:"How often each resource quota recounts its usage (it also recounts when what it counts changes)."`

@@ -314,7 +314,11 @@ func (s *Store) load() error {
 	}
 	s.appliedIndex = uint64(applied)
 
-	var objs []*Item // JSON read, Object decoded below in parallel
+	// The scans read Pebble on this goroutine while decoders turn the JSON into
+	// objects on every core: decoding is most of a start's work, and overlapping
+	// it with the reads keeps every core busy from the first object read.
+	dec := newPipelineDecoder(s.newObject)
+	var objs []*Item
 	err = s.scan(objPrefix, prefixEnd(objPrefix), func(k, v []byte) error {
 		key, err := parseObjKey(k)
 		if err != nil {
@@ -324,15 +328,15 @@ func (s *Store) load() error {
 		if err != nil {
 			return fmt.Errorf("object %s: %w", keyString(key), err)
 		}
-		objs = append(objs, &Item{Key: key, Revision: irev, json: js})
+		it := &Item{Key: key, Revision: irev, json: js}
+		objs = append(objs, it)
+		dec.add(it)
 		return nil
 	})
-	if err == nil {
-		err = s.decodeAll(objs)
-	}
 	if err != nil {
-		return fmt.Errorf("load objects: %w", err)
+		return errors.Join(fmt.Errorf("load objects: %w", err), dec.wait())
 	}
+	// The index needs only the keys, so it is built while the objects decode.
 	for _, it := range objs {
 		s.latest[it.Key] = it
 		s.tree(it.Key.Resource).ReplaceOrInsert(it)
@@ -340,7 +344,6 @@ func (s *Store) load() error {
 	}
 
 	var events []Event
-	var decode []*Item
 	err = s.scan(logKey(compact+1, 0), prefixEnd(logPrefix), func(k, v []byte) error {
 		erev, err := parseLogKey(k)
 		if err != nil {
@@ -353,21 +356,20 @@ func (s *Store) load() error {
 		if t == Deleted {
 			s.modRev[key.Resource] = max(s.modRev[key.Resource], erev)
 		}
-		// Share the item with the current state when the entry is its latest version.
-		if cur := s.latest[key]; t != Deleted && cur != nil && cur.Revision == erev && string(cur.json) == string(js) {
+		// Share the item with the current state when the entry is its latest version:
+		// a key and a revision name one write, whose object value and log entry were
+		// committed in one batch (the length is compared as a cheap check).
+		if cur := s.latest[key]; t != Deleted && cur != nil && cur.Revision == erev && len(cur.json) == len(js) {
 			events = append(events, Event{Type: t, Item: cur})
 			return nil
 		}
 		it := &Item{Key: key, Revision: erev, json: js}
-		decode = append(decode, it)
+		dec.add(it)
 		events = append(events, Event{Type: t, Item: it})
 		return nil
 	})
-	if err == nil {
-		err = s.decodeAll(decode)
-	}
-	if err != nil {
-		return fmt.Errorf("load change log: %w", err)
+	if derr := dec.wait(); err != nil || derr != nil {
+		return fmt.Errorf("load: %w", errors.Join(err, derr))
 	}
 	s.changes.Store(&logView{events: events, compactRev: compact, notify: make(chan struct{})})
 	return nil
@@ -384,6 +386,64 @@ func (s *Store) decodeAll(items []*Item) error {
 		it.Object, it.uid = d.Object, d.uid
 		return nil
 	})
+}
+
+// pipelineDecoder decodes items handed to it on GOMAXPROCS goroutines, in batches,
+// while its caller goes on reading: see load.
+type pipelineDecoder struct {
+	newObject func(string) (kruntime.Object, error)
+	batch     []*Item
+	work      chan []*Item
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	errs      []error
+}
+
+// decodeBatch is how many items a decoder takes at a time: enough to make the
+// channel's cost negligible, few enough to spread a small store over the cores.
+const decodeBatch = 256
+
+func newPipelineDecoder(newObject func(string) (kruntime.Object, error)) *pipelineDecoder {
+	d := &pipelineDecoder{newObject: newObject, work: make(chan []*Item, 4*runtime.GOMAXPROCS(0))}
+	for range runtime.GOMAXPROCS(0) {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			for batch := range d.work {
+				for _, it := range batch {
+					dd, err := decodeItem(it.Key, it.Revision, it.json, d.newObject)
+					if err != nil {
+						d.mu.Lock()
+						d.errs = append(d.errs, err)
+						d.mu.Unlock()
+						continue
+					}
+					it.Object, it.uid = dd.Object, dd.uid
+				}
+			}
+		}()
+	}
+	return d
+}
+
+// add queues it for decoding; it must not be read until wait returns.
+func (d *pipelineDecoder) add(it *Item) {
+	d.batch = append(d.batch, it)
+	if len(d.batch) == decodeBatch {
+		d.work <- d.batch
+		d.batch = make([]*Item, 0, decodeBatch)
+	}
+}
+
+// wait decodes what is left, stops the decoders and returns their errors, joined.
+func (d *pipelineDecoder) wait() error {
+	if len(d.batch) > 0 {
+		d.work <- d.batch
+		d.batch = nil
+	}
+	close(d.work)
+	d.wg.Wait()
+	return errors.Join(d.errs...)
 }
 
 // onAllCores calls fn(i) for i in [0, n) on up to GOMAXPROCS goroutines, one per

@@ -1,0 +1,201 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BenchmarkRestartEnvelope times restarts of the server on the envelope's state: it
+// builds the state once into KUBEACTOR_RESTART_DATA (a directory kept between runs;
+// a temporary one when unset) the way BenchmarkEnvelope does (KUBEACTOR_ENVELOPE_NODES
+// simulated nodes, KUBEACTOR_ENVELOPE_PODS pods in RCs until every pod is Running),
+// kills the server and the agent with SIGKILL and marks the directory built. Then,
+// KUBEACTOR_RESTART_ROUNDS times (3 by default), it starts each binary of
+// KUBEACTOR_RESTART_BINS (comma-separated; KUBEACTOR_BIN when unset) in turn on that
+// data and times exec → /readyz 200 → a pod create answering 201 (and reads the
+// server's CPU seconds by then, which a loaded machine moves much less than the wall
+// time), checks the list of every pod, deletes its probe pod and kills the server
+// again (SIGTERM instead when profiling, so that the profile is written). Extra server flags come
+// from KUBEACTOR_RESTART_ARGS (space-separated; "{n}" is replaced by the restart's
+// number, for a profile file per restart). Restarts run without the agent: the
+// envelope's agent follows the old server's port, which a restart does not keep.
+func BenchmarkRestartEnvelope(b *testing.B) {
+	nodes := envInt(b, "KUBEACTOR_ENVELOPE_NODES", 5000)
+	pods := envInt(b, "KUBEACTOR_ENVELOPE_PODS", 150000)
+	rounds := envInt(b, "KUBEACTOR_RESTART_ROUNDS", 3)
+	dataDir := os.Getenv("KUBEACTOR_RESTART_DATA")
+	if dataDir == "" {
+		dataDir = b.TempDir()
+	}
+	bins := []string{Binary(b)}
+	if v := os.Getenv("KUBEACTOR_RESTART_BINS"); v != "" {
+		bins = strings.Split(v, ",")
+	}
+	var extra []string
+	if v := os.Getenv("KUBEACTOR_RESTART_ARGS"); v != "" {
+		extra = strings.Fields(v)
+	}
+	marker := filepath.Join(dataDir, "restart-envelope-built")
+	if _, err := os.Stat(marker); err != nil {
+		buildEnvelope(b, dataDir, nodes, pods)
+		if err := os.WriteFile(marker, []byte(fmt.Sprintf("%d nodes, %d pods\n", nodes, pods)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < b.N; i++ {
+		times := make([][]time.Duration, len(bins))
+		cpus := make([]float64, len(bins))
+		n := 0
+		for range rounds {
+			for j, bin := range bins {
+				n++
+				args := make([]string, len(extra))
+				for k, a := range extra {
+					args[k] = strings.ReplaceAll(a, "{n}", strconv.Itoa(n))
+				}
+				d, cpu := timeRestart(b, bin, dataDir, pods, n, args)
+				times[j], cpus[j] = append(times[j], d), cpus[j]+cpu
+				b.Logf("restart %d, %s: %.2f s, %.2f CPU s", n, bin, d.Seconds(), cpu)
+			}
+		}
+		for j, bin := range bins {
+			var sum time.Duration
+			for _, d := range times[j] {
+				sum += d
+			}
+			mean := sum / time.Duration(len(times[j]))
+			cpu := cpus[j] / float64(len(times[j]))
+			b.Logf("%s: mean %.2f s, %.2f CPU s over %d restarts", bin, mean.Seconds(), cpu, len(times[j]))
+			b.ReportMetric(mean.Seconds(), fmt.Sprintf("restart-s-bin%d", j))
+			b.ReportMetric(cpu, fmt.Sprintf("restart-cpu-s-bin%d", j))
+		}
+	}
+}
+
+// buildEnvelope builds the envelope (nodes simulated nodes, pods pods in RCs over 5
+// namespaces, every pod Running) on dataDir, then kills the server and the agent.
+func buildEnvelope(b *testing.B, dataDir string, nodes, pods int) {
+	b.Helper()
+	ctx := context.Background()
+	const namespaces = 5
+	// The build's server tolerates heartbeats late by minutes: on a loaded machine
+	// they queue behind the pod writes, and nodes marked NotReady would be evicted.
+	s := StartServer(b, dataDir, "--node-monitor-grace-period", "5m")
+	agent := startAgent(b, s, "--simulate", strconv.Itoa(nodes), "--node-status-update-frequency", "10s", "--stats-interval", "0")
+	cs := clientset(b, s)
+	waitNodesReady(b, cs, nodes)
+	for n := range namespaces {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("env-%d", n)}}
+		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	progress := followPods(b, s, pods)
+	start := time.Now()
+	for j, size := range envelopeSizes(pods) {
+		ns, name := fmt.Sprintf("env-%d", j%namespaces), fmt.Sprintf("rc%d", j)
+		// On a loaded machine a create may time out after it was applied: retry
+		// until it is stored.
+		Eventually(b, 5*time.Minute, "create "+name, func() error {
+			_, err := cs.CoreV1().ReplicationControllers(ns).Create(ctx, envelopeRC(name, size), metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				return nil
+			}
+			return err
+		})
+	}
+	select {
+	case <-progress.done:
+	case <-time.After(60 * time.Minute):
+		seen, bound, running := progress.counts()
+		b.Fatalf("after 60 minutes: %d pods created, %d bound, %d Running of %d", seen, bound, running, pods)
+	}
+	b.Logf("built %d nodes, %d pods Running in %.1f s", nodes, pods, time.Since(start).Seconds())
+	s.Kill()
+	agent.Kill()
+}
+
+// timeRestart starts bin on dataDir and returns the time from exec until /readyz
+// answers 200 and a pod create answers 201, and the server's CPU seconds by then; it checks that every pod is listed,
+// deletes the probe pod and kills the server.
+func timeRestart(b *testing.B, bin, dataDir string, pods, n int, extra []string) (time.Duration, float64) {
+	b.Helper()
+	b.Setenv("KUBEACTOR_BIN", bin)
+	r0 := time.Now()
+	s, err := launch(b, "server", dataDir, extra...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	served := time.Since(r0)
+	readyAt := time.Duration(0)
+	name := fmt.Sprintf("restart-probe-%d-%d", time.Now().UnixNano(), n)
+	probe := []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + name + `"},"spec":{"schedulerName":"none","containers":[{"name":"c","image":"busybox:1.36"}]}}`)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(5 * time.Minute); ; <-tick.C {
+		if time.Now().After(deadline) {
+			b.Fatalf("not ready 5 minutes after a restart:\n%s", s.Logs())
+		}
+		if readyz(s.URL) != nil {
+			continue
+		}
+		if readyAt == 0 {
+			readyAt = time.Since(r0)
+		}
+		c, err := dialRaw(s.URL)
+		if err != nil {
+			continue
+		}
+		code, err := c.post("/api/v1/namespaces/default/pods", probe)
+		c.close()
+		if err == nil && code == http.StatusCreated {
+			break
+		}
+	}
+	took := time.Since(r0)
+	// The server's CPU time until then: on a shared machine the wall time follows
+	// the load, the work done to get ready much less.
+	cpu := cpuSeconds(b, s.cmd.Process.Pid)
+	b.Logf("restart %d: serving after %.2f s, /readyz 200 after %.2f s, pod created after %.2f s, %.2f CPU s", n, served.Seconds(), readyAt.Seconds(), took.Seconds(), cpu)
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := getJSON(s.URL+"/api/v1/pods", &list); err != nil || len(list.Items) != pods+1 {
+		b.Fatalf("list after restart: %d pods, want %d: %v", len(list.Items), pods+1, err)
+	}
+	cs := clientset(b, s)
+	zero := int64(0)
+	if err := cs.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		b.Fatal(err)
+	}
+	Eventually(b, time.Minute, "probe pod gone", func() error {
+		if _, err := cs.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+			return fmt.Errorf("pod %s still there", name)
+		}
+		return nil
+	})
+	for _, line := range strings.Split(s.Logs(), "\n") {
+		if strings.Contains(line, `"msg":"serving"`) {
+			b.Logf("restart %d: %s", n, line)
+		}
+	}
+	if slices.ContainsFunc(extra, func(a string) bool { return strings.HasPrefix(a, "--startup-cpu-profile") }) {
+		s.Stop() // the profile is written on the way out
+		return took, cpu
+	}
+	s.Kill()
+	return took, cpu
+}
