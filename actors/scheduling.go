@@ -20,7 +20,8 @@ import (
 	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
-// The scheduler: one scheduler actor decides, N shard actors bid.
+// The scheduler: one scheduler actor decides, N shard actors bid (with one shard,
+// the scheduler actor bids itself, see localDecisions).
 //
 // The scheduler actor owns the scheduler.Cache, so it is the only writer of every
 // NodeInfo. For each pending pod it builds the pod's context once and asks every
@@ -90,7 +91,9 @@ type schedulerActor struct {
 	log    logrus.FieldLogger
 	cache  *scheduler.Cache
 	shards []*actor.PID
-	stale  bool // the node set changed: shards get new slices before the next round
+	local  *scheduler.Shard // with one shard: bid in the scheduler's own turn, no shard actor
+	salt   uint64           // of the local shard's tie-breaks, as a shard actor's would be
+	stale  bool             // the node set changed: shards get new slices before the next round
 
 	stopInputs context.CancelFunc
 	inputs     sync.WaitGroup
@@ -109,6 +112,7 @@ type schedulerActor struct {
 	began    time.Time // the round's start, on the real clock (stats.go)
 	seq      uint64
 	deferred []any // messages that arrived during a round
+	resumed  bool  // a schedNext is in the mailbox
 
 	retryTimer  Timer
 	retryAt     time.Time
@@ -160,6 +164,8 @@ func (s *schedulerActor) Receive(ctx actor.Context) {
 			return
 		}
 		s.handle(ctx, msg)
+	case *schedNext: // the turn's decisions ran out: go on after the inputs queued since
+		s.resumed = false
 	case *schedFlush: // sends events only: the cache is not touched
 		s.flushTimer = nil
 		s.flushEvents(ctx)
@@ -171,7 +177,11 @@ func (s *schedulerActor) Receive(ctx actor.Context) {
 }
 
 func (s *schedulerActor) start(ctx actor.Context) {
-	s.shards = make([]*actor.PID, s.cfg.shards)
+	if s.cfg.shards == 1 {
+		s.local, s.salt = scheduler.NewShard(&s.cfg.policy), uint64(s.cfg.seed)+1
+	} else {
+		s.shards = make([]*actor.PID, s.cfg.shards)
+	}
 	for i := range s.shards {
 		salt := uint64(s.cfg.seed) + uint64(i) + 1
 		props := actor.PropsFromProducer(func() actor.Actor {
@@ -435,9 +445,27 @@ func (s *schedulerActor) armExpire(ctx actor.Context) {
 	s.expireTimer = s.env.clock.AfterFunc(expireEvery, func() { root.Send(self, &schedExpire{}) })
 }
 
-// next starts a round for the first queued pod that is still pending.
+// localDecisions is how many pods the scheduler decides in one turn when it bids
+// itself. A round through a shard actor costs two turns of the Go scheduler, and at
+// the envelope's size hundreds of other actors (replication controllers creating
+// pods, pods' actors writing) are runnable too: each turn waited behind them, so
+// binding went at the rate of turns, not of CPU. Deciding a run of pods per turn
+// (each a few tens of microseconds) lets the rate follow the queue; the bound keeps
+// the inputs that arrive meanwhile (bindings observed, pods deleted, nodes) waiting
+// for one run at most.
+const localDecisions = 64
+
+// next starts a round for the first queued pod that is still pending; with the
+// local shard it decides up to localDecisions of them, then asks for another turn.
 func (s *schedulerActor) next(ctx actor.Context) {
-	for s.round == nil && s.ready() {
+	for n := 0; s.round == nil && s.ready(); n++ {
+		if n == localDecisions {
+			if !s.resumed {
+				s.resumed = true
+				ctx.Send(ctx.Self(), &schedNext{})
+			}
+			return
+		}
 		key, ok := s.queue.Pop()
 		if !ok {
 			return
@@ -470,8 +498,12 @@ func (s *schedulerActor) current(key string) (*corev1.Pod, int64) {
 
 func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev int64) {
 	if s.stale {
-		for i, nodes := range s.cache.Shards(len(s.shards)) {
-			ctx.Send(s.shards[i], &shardNodes{nodes: nodes})
+		if s.local != nil {
+			s.local.SetNodes(s.cache.Shards(1)[0])
+		} else {
+			for i, nodes := range s.cache.Shards(len(s.shards)) {
+				ctx.Send(s.shards[i], &shardNodes{nodes: nodes})
+			}
 		}
 		s.stale = false
 	}
@@ -480,6 +512,14 @@ func (s *schedulerActor) bid(ctx actor.Context, key string, pod *corev1.Pod, rev
 	s.traceRound(key)
 	pctx := s.cache.Context(pod, &s.cfg.policy)
 	pctx.SetClaims(scheduler.ClaimsReason(pod, s.claim))
+	if s.local != nil {
+		r := scheduler.NewRound(s.seq, key, pod, rev, pctx, 1)
+		s.round = r
+		s.local.Touch(s.cache.Changes())
+		d := s.local.Decide(pod, r.Ctx, scheduler.TieBreak(key, s.salt))
+		s.bidIn(ctx, &bidReply{seq: r.Seq, shard: 0, decision: d})
+		return
+	}
 	r := scheduler.NewRound(s.seq, key, pod, rev, pctx, len(s.shards))
 	s.round = r
 	changed := s.cache.Changes()

@@ -47,6 +47,9 @@ type schedRetry struct{}
 // schedExpire tells the scheduler to drop assumptions whose binding never showed up.
 type schedExpire struct{}
 
+// schedNext gives the scheduler another turn to decide pods (localDecisions).
+type schedNext struct{}
+
 // schedFlush tells the scheduler that its event budget may have tokens for the event
 // occurrences it holds.
 type schedFlush struct{}

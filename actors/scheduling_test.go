@@ -23,8 +23,15 @@ import (
 // startScheduling starts a system with the scheduler on two shards and a fixed seed.
 func startScheduling(t testing.TB, store *persistence.Store, policy []byte) *System {
 	t.Helper()
+	return startSchedulingShards(t, store, policy, 2)
+}
+
+// startSchedulingShards starts a system with the scheduler on the given number of
+// shards (one: the scheduler bids itself, without a shard actor) and a fixed seed.
+func startSchedulingShards(t testing.TB, store *persistence.Store, policy []byte, shards int) *System {
+	t.Helper()
 	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
-		Scheduler: true, SchedulerShards: 2, SchedulerSeed: 1, SchedulerPolicy: policy})
+		Scheduler: true, SchedulerShards: shards, SchedulerSeed: 1, SchedulerPolicy: policy})
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -267,11 +274,17 @@ func TestSchedulerNoOvercommit(t *testing.T) {
 // without a service (which creates its pods itself), end within one pod of each
 // other on identical nodes.
 func TestSchedulerSpread(t *testing.T) {
-	const nodes, pods = 7, 45
-	for _, group := range []string{"service", "replicationcontroller"} {
-		t.Run(group, func(t *testing.T) {
+	// More pods than the scheduler decides in one turn with one shard
+	// (localDecisions), so that its runs follow each other.
+	const nodes, pods = 7, 3*localDecisions + 5
+	for _, tc := range []struct {
+		group  string
+		shards int
+	}{{"service", 1}, {"service", 2}, {"replicationcontroller", 1}, {"replicationcontroller", 2}} {
+		group := tc.group
+		t.Run(fmt.Sprintf("%s/%d-shards", group, tc.shards), func(t *testing.T) {
 			store := openStore(t)
-			s := startScheduling(t, store, nil)
+			s := startSchedulingShards(t, store, nil, tc.shards)
 			for i := 0; i < nodes; i++ {
 				create(t, s, st.NewNode(fmt.Sprintf("n%d", i)).CPU("32").Mem("64Gi").Pods(110).Obj())
 			}
@@ -279,7 +292,7 @@ func TestSchedulerSpread(t *testing.T) {
 				create(t, s, st.NewService("web", "app", "web"))
 				var cmds []persistence.Command
 				for i := 0; i < pods; i++ {
-					p := st.NewPod(fmt.Sprintf("web-%02d", i)).Labels("app", "web").CPU("100m").Mem("128Mi").Obj()
+					p := st.NewPod(fmt.Sprintf("web-%03d", i)).Labels("app", "web").CPU("100m").Mem("128Mi").Obj()
 					p.UID = types.UID(fmt.Sprintf("uid-%d", i))
 					cmds = append(cmds, persistence.Command{Op: persistence.OpCreate, Key: podKey("default", p.Name), Object: p})
 				}

@@ -230,6 +230,11 @@ func BenchmarkEnvelope(b *testing.B) {
 		progress.mu.Lock()
 		toCreated, toBound, toRunning := progress.lastSeen.Sub(start), progress.lastBound.Sub(start), progress.lastRun.Sub(start)
 		progress.mu.Unlock()
+		// Logged now as well: a later step failing (the restart on a loaded machine)
+		// would otherwise lose the build's figures.
+		b.Logf("built: all created %.1f s, all bound %.1f s (%.0f pods/s, %.2f of the bare %.0f creates/s), all Running %.1f s",
+			toCreated.Seconds(), toBound.Seconds(), float64(pods)/toBound.Seconds(), float64(pods)/toBound.Seconds()/createRate, createRate,
+			toRunning.Seconds())
 		pid, agentPid := s.cmd.Process.Pid, agent.cmd.Process.Pid
 		rssBuilt := rssBytes(b, pid)
 
