@@ -163,6 +163,8 @@ func (fx *effects) Each(resource, namespace string, fn func(obj runtime.Object) 
 	fx.env.store.Snapshot(resource).Ascend(namespace, "", func(it *persistence.Item) bool { return fn(it.Object) })
 }
 
+func (fx *effects) Changed(resource string) int64 { return fx.env.store.Changed(resource) }
+
 func (fx *effects) Get(ref control.Ref) runtime.Object {
 	it, err := fx.env.store.Get(keyOf(ref))
 	if err != nil {

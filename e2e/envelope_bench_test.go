@@ -171,6 +171,43 @@ func timeGet(b *testing.B, url string) (time.Duration, int64) {
 	return time.Since(t0), n
 }
 
+// profileHold saves a CPU profile of the server over the hold to the file named by
+// KUBEACTOR_ENVELOPE_PROFILE, when it is set, so that what the steady state spends
+// its CPU on can be read with `go tool pprof`. The returned channel yields the
+// outcome once the profile is written (at once when none is asked for). The profile
+// covers the whole seconds of the hold, so it ends a little before the hold does.
+func profileHold(b *testing.B, url string, hold time.Duration) <-chan error {
+	b.Helper()
+	done := make(chan error, 1)
+	path := os.Getenv("KUBEACTOR_ENVELOPE_PROFILE")
+	if path == "" {
+		done <- nil
+		return done
+	}
+	go func() {
+		done <- func() error {
+			resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", url, int(hold.Seconds())))
+			if err != nil {
+				return fmt.Errorf("profile the hold: %w", err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("profile the hold: %s", resp.Status)
+			}
+			f, err := os.Create(path)
+			if err != nil {
+				return fmt.Errorf("profile the hold: %w", err)
+			}
+			if _, err := io.Copy(f, resp.Body); err != nil {
+				f.Close()
+				return fmt.Errorf("profile the hold: %w", err)
+			}
+			return f.Close()
+		}()
+	}()
+	return done
+}
+
 // BenchmarkEnvelope builds Kubernetes' scalability envelope on this machine: 5,000
 // simulated nodes (one `kubeactor agent --simulate`, heartbeats every 10 s) and
 // 150,000 pods in RCs of various sizes across several namespaces, then holds it with
@@ -191,6 +228,14 @@ func BenchmarkEnvelope(b *testing.B) {
 			b.Fatalf("KUBEACTOR_ENVELOPE_HOLD=%q: %v", v, err)
 		}
 		hold = d
+	}
+	var settle time.Duration
+	if v := os.Getenv("KUBEACTOR_ENVELOPE_SETTLE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatalf("KUBEACTOR_ENVELOPE_SETTLE=%q: %v", v, err)
+		}
+		settle = d
 	}
 	const namespaces = 5
 	ctx := context.Background()
@@ -238,9 +283,17 @@ func BenchmarkEnvelope(b *testing.B) {
 		pid, agentPid := s.cmd.Process.Pid, agent.cmd.Process.Pid
 		rssBuilt := rssBytes(b, pid)
 
-		// The hold: nothing changes but the nodes' heartbeats.
+		// The hold: nothing changes but the nodes' heartbeats. KUBEACTOR_ENVELOPE_SETTLE
+		// (a Go duration, none by default) waits before it, so that the hold leaves out
+		// the end of the build: the controllers' last syncs and status writes after the
+		// last pod was seen Running.
+		<-time.After(settle)
 		srvCPU0, agentCPU0, t0 := cpuSeconds(b, pid), cpuSeconds(b, agentPid), time.Now()
+		profiled := profileHold(b, s.URL, hold)
 		<-time.After(hold)
+		if err := <-profiled; err != nil {
+			b.Fatal(err)
+		}
 		held := time.Since(t0).Seconds()
 		srvCores := (cpuSeconds(b, pid) - srvCPU0) / held
 		agentCores := (cpuSeconds(b, agentPid) - agentCPU0) / held

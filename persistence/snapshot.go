@@ -33,6 +33,17 @@ type retainedSnapshot struct {
 // snapshotCache holds the recent snapshots, oldest first.
 type snapshotCache []*retainedSnapshot
 
+// Changed is a revision after which no object of resource has changed (been
+// created, updated or deleted): the revision of its last change when that is known,
+// otherwise the revision the store was loaded or restored at. A reader that noted it
+// before reading the resource knows, while it stays the same, that what it read is
+// still current, without reading it again.
+func (s *Store) Changed(resource string) int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return max(s.modRev[resource], s.modFloor)
+}
+
 // Snapshot returns the current state of one resource.
 func (s *Store) Snapshot(resource string) *Snapshot {
 	s.mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/vfs"
 )
 
 func names(sn *Snapshot, namespace, after string, limit int) []string {
@@ -142,4 +144,45 @@ func TestSnapshotAt(t *testing.T) {
 			t.Fatalf("err = %v, want ErrCompacted", err)
 		}
 	})
+}
+
+// TestChanged: Changed moves with every create, update and delete of its resource
+// and with nothing else, and after a reopen it is no earlier than the last change.
+func TestChanged(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openMem(t, fs, 0)
+	nodeCmd := Command{Op: OpCreate, Key: Key{Resource: "nodes", Name: "n"}, Object: node("n")}
+	steps := []struct {
+		name     string
+		cmd      Command
+		wantPods bool // the pods' Changed is this step's revision
+	}{
+		{"a pod created", create("ns", "a"), true},
+		{"a node created", nodeCmd, false},
+		{"a pod updated", update("ns", "a", 1, "changed"), true},
+		{"another pod created", create("ns", "b"), true},
+		{"a pod deleted", del("ns", "a"), true},
+	}
+	var last int64
+	for _, st := range steps {
+		rev, _, err := s.Apply(ctx, st.cmd)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if st.wantPods {
+			last = rev
+		}
+		if got := s.Changed("pods"); got != last {
+			t.Errorf("%s: pods changed at %d, want %d", st.name, got, last)
+		}
+	}
+	if got := s.Changed("services"); got != 0 {
+		t.Errorf("services changed at %d, want 0", got)
+	}
+	closeStore(t, s)
+	s = openMem(t, fs, 0)
+	defer closeStore(t, s)
+	if got := s.Changed("pods"); got < last {
+		t.Errorf("after a reopen: pods changed at %d, before their last change %d", got, last)
+	}
 }

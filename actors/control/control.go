@@ -153,6 +153,10 @@ type Effects interface {
 	// Each calls fn with each stored object of resource in namespace ("" for all),
 	// in name order, until fn returns false. The objects are shared: never mutate.
 	Each(resource, namespace string, fn func(obj runtime.Object) bool)
+	// Changed is a store revision after which no object of resource has changed: a
+	// controller that noted it before reading the resource with Each knows, while it
+	// stays the same, that what it read is still what is stored.
+	Changed(resource string) int64
 	// Get returns the stored object named ref, or nil.
 	Get(ref Ref) runtime.Object
 	// Contents lists every stored namespaced object of namespace ns. ok is false

@@ -59,6 +59,11 @@ type Controller struct {
 	// cursor is the slot the next new pod's name starts from (slots.go): above every
 	// slot this controller handed out, so a replacement pod gets a new name.
 	cursor int
+	// settled says that the last sync's plan was Settled; podsSeen is the pods'
+	// Changed revision noted before that sync read them. While the RC and every pod
+	// are unchanged, a sync (the periodic resync) would only decide the same plan.
+	settled  bool
+	podsSeen int64
 }
 
 var (
@@ -255,7 +260,17 @@ func (c *Controller) Sync(fx control.Effects) {
 		return
 	}
 	now := fx.Now()
+	if c.unchanged(fx) {
+		// Nothing Decide reads changed since a settled sync: recounting the
+		// namespace's pods (tens of thousands, every ResyncPeriod, for every RC) would
+		// decide the same empty plan. The resync still reads the store, so a change
+		// whose event was lost is seen at the next one.
+		fx.SyncAt(now.Add(ResyncPeriod))
+		return
+	}
+	seen := fx.Changed("pods") // before the read: a change during it makes the next sync look again
 	all := pods(fx, rc.Namespace)
+	c.settled = false
 	if rc.DeletionTimestamp != nil {
 		c.finish(fx, rc, all)
 		c.synced, c.dirty, c.owed = fx.Revision(), false, false
@@ -272,6 +287,7 @@ func (c *Controller) Sync(fx control.Effects) {
 	plan := Decide(rc, all, c.exp, slots.Suffix, now)
 	c.exp, c.cursor = plan.Expectations, slots.Next()
 
+	settled := Settled(plan)
 	for _, p := range plan.Create {
 		if err := fx.Create("pods", p); err != nil {
 			c.exp = c.exp.Observe(Event{Type: CreateFailed, Pod: p})
@@ -302,6 +318,15 @@ func (c *Controller) Sync(fx control.Effects) {
 	}
 	fx.SyncAt(requeue)
 	c.synced, c.dirty, c.owed = fx.Revision(), false, false
+	c.settled, c.podsSeen = settled && c.refusals == 0, seen
+}
+
+// unchanged reports whether a sync now would decide what the last one did: that sync
+// was settled, and since then neither the RC nor any pod changed, no write of it is
+// awaited and no refusal or owed resync asks for another look.
+func (c *Controller) unchanged(fx control.Effects) bool {
+	return c.settled && !c.dirty && !c.owed && c.exp.Pending() == 0 && fx.Outstanding() == 0 &&
+		c.synced == fx.Revision() && fx.Changed("pods") <= c.podsSeen
 }
 
 // finish deals with the pods of an RC held for deletion (Orphan or Foreground) and

@@ -201,6 +201,7 @@ type notingEffects struct {
 }
 
 func (f *notingEffects) Each(string, string, func(runtime.Object) bool) {}
+func (f *notingEffects) Changed(string) int64                           { return 0 }
 func (f *notingEffects) Write(next runtime.Object) error                { return nil }
 func (f *notingEffects) Note(key string, value int)                     { f.notes[key] = value }
 func (f *notingEffects) Trace() string                                  { return "" }
@@ -226,6 +227,91 @@ func TestSyncNotesExpectations(t *testing.T) {
 			c.Sync(fx)
 			if fmt.Sprint(fx.notes) != fmt.Sprint(tt.want) {
 				t.Errorf("notes %v, want %v", fx.notes, tt.want)
+			}
+		})
+	}
+}
+
+// storeEffects is notingEffects over a store of pods: it counts the reads of the
+// pods and answers Changed with a revision the test moves.
+type storeEffects struct {
+	notingEffects
+	pods    []*corev1.Pod
+	changed int64
+	reads   int
+}
+
+func (f *storeEffects) Each(_, _ string, fn func(runtime.Object) bool) {
+	f.reads++
+	for _, p := range f.pods {
+		if !fn(p) {
+			return
+		}
+	}
+}
+func (f *storeEffects) Changed(string) int64 { return f.changed }
+
+// TestSyncSkipsWhatCannotHaveChanged: once a sync was settled, a later sync reads the
+// pods again only when the RC or some pod changed since (or the last plan was not
+// settled); otherwise it only re-arms the periodic resync.
+func TestSyncSkipsWhatCannotHaveChanged(t *testing.T) {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	for _, tt := range []struct {
+		name      string
+		minReady  int32
+		change    func(f *storeEffects)
+		wantReads int
+	}{
+		{"nothing changed", 0, func(*storeEffects) {}, 1},
+		{"a pod changed", 0, func(f *storeEffects) { f.changed++ }, 2},
+		{"the RC changed", 0, func(f *storeEffects) { f.rev++ }, 2},
+		{"a pod becomes available later: not settled", 3600 * 2, func(*storeEffects) {}, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rc := newRC("web", 2).minReady(tt.minReady).obj()
+			pods := []*corev1.Pod{newPod("web-a", rc).obj(), newPod("web-b", rc).obj()}
+			rc.Status = Decide(rc, pods, Expectations{}, counter(), now).Status // as the last sync wrote it
+			fx := &storeEffects{notingEffects: notingEffects{
+				recordingEffects: recordingEffects{now: now, rev: 7, rc: rc, discardLog: log}, notes: map[string]int{}},
+				pods: pods, changed: 5}
+			c := &Controller{}
+			c.Sync(fx)
+			tt.change(fx)
+			fx.now = now.Add(ResyncPeriod)
+			c.Sync(fx)
+			if fx.reads != tt.wantReads {
+				t.Errorf("pods read %d times, want %d", fx.reads, tt.wantReads)
+			}
+			if last := fx.syncAt[len(fx.syncAt)-1]; last.After(fx.now.Add(ResyncPeriod)) {
+				t.Errorf("next sync at %v, later than a resync period after %v", last, fx.now)
+			}
+		})
+	}
+}
+
+// TestSettled: only a plan that writes nothing, expects nothing and needs no timer is
+// settled.
+func TestSettled(t *testing.T) {
+	rc := newRC("web", 1).obj()
+	for _, tt := range []struct {
+		name string
+		plan Plan
+		want bool
+	}{
+		{"empty", Plan{}, true},
+		{"a create", Plan{Create: []*corev1.Pod{newPod("web-a", rc).obj()}}, false},
+		{"a delete", Plan{Delete: []string{"web-a"}}, false},
+		{"an adoption", Plan{Adopt: []PodPatch{{Name: "web-a"}}}, false},
+		{"a release", Plan{Release: []PodPatch{{Name: "web-a"}}}, false},
+		{"a status to write", Plan{StatusChanged: true}, false},
+		{"expectations pending", Plan{Expectations: Expectations{Creates: []string{"web-a"}, Set: now}}, false},
+		{"a timer", Plan{Requeue: now}, false},
+		{"held back", Plan{Waiting: true}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Settled(tt.plan); got != tt.want {
+				t.Errorf("Settled = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -111,6 +111,15 @@ func Decide(rc *corev1.ReplicationController, pods []*corev1.Pod, exp Expectatio
 	return plan
 }
 
+// Settled reports whether plan leaves the RC settled: it writes nothing (no pod to
+// create, delete, adopt or release, no status to write), expects nothing and needs no
+// timer. Decide on the same RC, pods and expectations at any later time returns the
+// same plan again, so a sync may skip it while none of them has changed.
+func Settled(plan Plan) bool {
+	return len(plan.Create)+len(plan.Delete)+len(plan.Adopt)+len(plan.Release) == 0 &&
+		!plan.StatusChanged && plan.Expectations.Pending() == 0 && plan.Requeue.IsZero() && !plan.Waiting
+}
+
 // isActive reports whether p counts towards the replicas: not terminating and not
 // in a terminal phase.
 func isActive(p *corev1.Pod) bool {
