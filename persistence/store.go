@@ -95,7 +95,7 @@ func Open(opts Options) (*Store, error) {
 	}
 	log := logrus.WithField("component", "persistence")
 	db, err := pebble.Open(dir, &pebble.Options{
-		FS:           fs,
+		FS: fs,
 		// A memtable's arena is allocated whole, on the Go heap (the binary is built
 		// without cgo), and up to three are held (the mutable one, one being flushed,
 		// one kept for reuse): at 64 MiB that was 192 MB of the live heap, every byte
