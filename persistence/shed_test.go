@@ -50,7 +50,9 @@ func TestShedEncodings(t *testing.T) {
 	}
 
 	v := s.changes.Load()
-	line := v.compactRev + window/2
+	s.mu.RLock()
+	line := s.shedRev
+	s.mu.RUnlock()
 	old, err := s.Watch(ctx, "pods", "", v.compactRev)
 	if err != nil {
 		t.Fatal(err)

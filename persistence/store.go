@@ -67,6 +67,7 @@ type Store struct {
 
 	// changes is the change log as watchers read it, without taking mu (see logView).
 	changes atomic.Pointer[logView]
+	shedRev int64 // the log's items up to this revision have been through shedEncodings
 
 	replica      *replica // nil: a store of one
 	appliedIndex uint64   // replicated: the last Raft index applied (owned by the FSM)
