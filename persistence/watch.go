@@ -59,8 +59,9 @@ func (s *Store) advanceLog(events []Event, compact int64, shut bool) {
 // where it was last time and where it is now, so an event passes through here once,
 // half a window after it was written: the watchers that keep up have sent it long
 // before, and the log then holds each old version of an object once (its decoded
-// form) rather than up to three times. Items still current
-// (s.latest) are left alone: lists and Get serve their JSON.
+// form) rather than up to three times. Items still current (s.latest) are left
+// alone: lists and Get serve their JSON; one superseded only later keeps its
+// encodings until it is compacted away.
 func (s *Store) shedEncodings(v *logView, from, to int64) {
 	lo, hi := int(v.after(from)-v.firstSeq), int(v.after(to)-v.firstSeq)
 	for i := lo; i < hi; i++ {
