@@ -35,7 +35,7 @@ type serverCmd struct {
 func (c *serverCmd) Run(g *globals) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	memory.Start(ctx, c.MemoryPolicy(), g.log)
+	memory.Start(ctx, memoryPolicy(c.Server), g.log)
 	return serve(ctx, c.Server, g.log, sdNotifyReady(g.log))
 }
 
@@ -58,7 +58,7 @@ func (c *upCmd) Run(g *globals) error {
 		return fmt.Errorf("--masters %d makes its own cluster: give no --initial-cluster or --join", c.Masters)
 	}
 	// One policy for the process, however many replicas it runs: they share its heap.
-	memory.Start(ctx, c.MemoryPolicy(), g.log)
+	memory.Start(ctx, memoryPolicy(c.Server), g.log)
 	agent, err := defaultAgent()
 	if err != nil {
 		return err
@@ -176,6 +176,12 @@ func (c *upCmd) runMasters(ctx context.Context, stop func(), g *globals, startAg
 		}
 	}
 	return first
+}
+
+// memoryPolicy is the garbage-collection policy cfg's memory flags describe.
+func memoryPolicy(cfg config.Server) memory.Policy {
+	headroom, limit := cfg.MemorySizes()
+	return memory.Policy{MaxPercent: cfg.GCPercent, MinPercent: cfg.GCMinPercent, Headroom: headroom, Limit: limit}
 }
 
 // serve runs the store, the actor system and the gateway until ctx ends. ready, when

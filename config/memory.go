@@ -4,16 +4,15 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/kubeactor/kubeactor/internal/memory"
 )
 
-// MemoryPolicy is the garbage-collection policy the memory flags describe. Call it
-// after Validate: the sizes are parsed there.
-func (s *Server) MemoryPolicy() memory.Policy {
-	headroom, _ := bytesFlag(s.GCHeadroom)
-	limit, _ := bytesFlag(s.MemoryLimit)
-	return memory.Policy{MaxPercent: s.GCPercent, MinPercent: s.GCMinPercent, Headroom: headroom, Limit: limit}
+// MemorySizes are --gc-headroom and --memory-limit in bytes (cli makes the
+// internal/memory policy of them and the percents). Call it after Validate: the
+// sizes are checked there.
+func (s *Server) MemorySizes() (headroom, limit int64) {
+	headroom, _ = bytesFlag(s.GCHeadroom)
+	limit, _ = bytesFlag(s.MemoryLimit)
+	return headroom, limit
 }
 
 func (s *Server) validateMemory() error {

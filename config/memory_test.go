@@ -3,14 +3,19 @@ package config
 import (
 	"fmt"
 	"testing"
-
-	"github.com/kubeactor/kubeactor/internal/memory"
 )
 
+// memoryFlags is what the memory flags come to: the percents and the sizes in bytes.
+type memoryFlags struct {
+	max, min        int
+	headroom, limit int64
+}
+
 func TestServerValidateMemory(t *testing.T) {
-	policy := func(want memory.Policy) func(*Server) string {
+	policy := func(want memoryFlags) func(*Server) string {
 		return func(s *Server) string {
-			if got := s.MemoryPolicy(); got != want {
+			h, l := s.MemorySizes()
+			if got := (memoryFlags{s.GCPercent, s.GCMinPercent, h, l}); got != want {
 				return fmt.Sprintf("policy %+v, want %+v", got, want)
 			}
 			return ""
@@ -18,13 +23,13 @@ func TestServerValidateMemory(t *testing.T) {
 	}
 	runServerCases(t, []serverCase{
 		{name: "defaults", change: func(*Server) {},
-			check: policy(memory.Policy{MaxPercent: 400, MinPercent: 25, Headroom: 256 << 20})},
+			check: policy(memoryFlags{max: 400, min: 25, headroom: 256 << 20})},
 		{name: "sizes in bytes and quantities", change: func(s *Server) { s.GCHeadroom, s.MemoryLimit = "1000000", "4Gi" },
-			check: policy(memory.Policy{MaxPercent: 400, MinPercent: 25, Headroom: 1000000, Limit: 4 << 30})},
+			check: policy(memoryFlags{max: 400, min: 25, headroom: 1000000, limit: 4 << 30})},
 		{name: "headroom off", change: func(s *Server) { s.GCHeadroom = "0" },
-			check: policy(memory.Policy{MaxPercent: 400, MinPercent: 25})},
+			check: policy(memoryFlags{max: 400, min: 25})},
 		{name: "min equals max", change: func(s *Server) { s.GCPercent, s.GCMinPercent = 100, 100 },
-			check: policy(memory.Policy{MaxPercent: 100, MinPercent: 100, Headroom: 256 << 20})},
+			check: policy(memoryFlags{max: 100, min: 100, headroom: 256 << 20})},
 		{name: "gc percent too small", change: func(s *Server) { s.GCPercent = 5 }, wantErr: "--gc-percent 5"},
 		{name: "min percent too small", change: func(s *Server) { s.GCMinPercent = 5 }, wantErr: "--gc-min-percent 5"},
 		{name: "min percent over gc percent", change: func(s *Server) { s.GCMinPercent = 500 }, wantErr: "--gc-min-percent 500"},
