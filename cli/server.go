@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +21,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway"
+	"github.com/kubeactor/kubeactor/internal/memory"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/tracing"
 )
@@ -35,6 +35,7 @@ type serverCmd struct {
 func (c *serverCmd) Run(g *globals) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	memory.Start(ctx, memoryPolicy(c.Server), g.log)
 	return serve(ctx, c.Server, g.log, sdNotifyReady(g.log))
 }
 
@@ -56,6 +57,8 @@ func (c *upCmd) Run(g *globals) error {
 	if c.Masters > 1 && c.Clustered() {
 		return fmt.Errorf("--masters %d makes its own cluster: give no --initial-cluster or --join", c.Masters)
 	}
+	// One policy for the process, however many replicas it runs: they share its heap.
+	memory.Start(ctx, memoryPolicy(c.Server), g.log)
 	agent, err := defaultAgent()
 	if err != nil {
 		return err
@@ -175,6 +178,12 @@ func (c *upCmd) runMasters(ctx context.Context, stop func(), g *globals, startAg
 	return first
 }
 
+// memoryPolicy is the garbage-collection policy cfg's memory flags describe.
+func memoryPolicy(cfg config.Server) memory.Policy {
+	headroom, limit := cfg.MemorySizes()
+	return memory.Policy{MaxPercent: cfg.GCPercent, MinPercent: cfg.GCMinPercent, Headroom: headroom, Limit: limit}
+}
+
 // serve runs the store, the actor system and the gateway until ctx ends. ready, when
 // not nil, is called with the insecure listening address and the secure port once
 // requests are being served.
@@ -194,9 +203,6 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 			log.WithError(err).Error("startup cpu profile")
 		}
 	}()
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(cfg.GCPercent)
-	}
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}

@@ -48,9 +48,13 @@ type Server struct {
 	ServiceClusterIPRange  string        `name:"service-cluster-ip-range" default:"10.254.0.0/16" help:"CIDR from which service cluster IPs are allocated."`
 	ServiceNodePortRange   string        `name:"service-node-port-range" default:"30000-32767" help:"Port range from which NodePort services' ports are allocated."`
 	AdvertiseAddress       string        `name:"advertise-address" help:"IP address the kubernetes service's endpoints point at (default: --insecure-bind-address, or the first non-loopback address when that is 0.0.0.0)."`
-	GCPercent              int           `name:"gc-percent" default:"400" help:"Go GC target percentage (GOGC) for the server; the stored objects are a large, steady live heap, so collecting less often saves CPU at the price of memory. The GOGC environment variable wins when set."`
-	PolicyConfigFile       string        `name:"policy-config-file" help:"Scheduler policy file (JSON: predicates and weighted priorities, as v1.0's); default: the default provider."`
-	SchedulerShards        int           `name:"scheduler-shards" default:"1" help:"Shard actors bidding nodes in parallel. Bids are cached per pod class, so a round is little work and each extra shard adds a message hop to it: one is fastest on small machines (0 means 1)."`
+	// The memory policy (internal/memory): how far the heap may grow past the live heap.
+	GCPercent        int    `name:"gc-percent" default:"400" help:"Most the heap may grow past the live heap before a collection, in percent of it (GOGC); a small server collects this seldom. The GOGC environment variable wins when set (and turns --gc-headroom off)."`
+	GCHeadroom       string `name:"gc-headroom" default:"256Mi" help:"Bytes the heap may grow past the live heap before a collection, within --gc-min-percent and --gc-percent of it: the server's memory is its live heap plus about this much. 0 turns it off (always --gc-percent)."`
+	GCMinPercent     int    `name:"gc-min-percent" default:"25" help:"Least the heap may grow past the live heap before a collection, in percent of it: a large live heap is not collected more often than this."`
+	MemoryLimit      string `name:"memory-limit" default:"0" help:"Soft limit on the server's Go memory (e.g. 4Gi): collections run more often as it comes near. 0 for none; the GOMEMLIMIT environment variable wins when set."`
+	PolicyConfigFile string `name:"policy-config-file" help:"Scheduler policy file (JSON: predicates and weighted priorities, as v1.0's); default: the default provider."`
+	SchedulerShards  int    `name:"scheduler-shards" default:"1" help:"Shard actors bidding nodes in parallel. Bids are cached per pod class, so a round is little work and each extra shard adds a message hop to it: one is fastest on small machines (0 means 1)."`
 	// Cluster DNS, served by the server itself (gateway/dns), and pod CIDRs.
 	ClusterDNS        string `name:"cluster-dns" default:"10.254.0.10" help:"Cluster IP of the kube-system/kube-dns service; must be in --service-cluster-ip-range."`
 	ClusterDomain     string `name:"cluster-domain" default:"cluster.local" help:"Domain of the cluster's DNS names (<svc>.<ns>.svc.<domain>)."`
@@ -401,8 +405,8 @@ func (s *Server) Validate() error {
 			return err
 		}
 	}
-	if s.GCPercent < 10 {
-		return fmt.Errorf("--gc-percent %d: must be at least 10", s.GCPercent)
+	if err := s.validateMemory(); err != nil {
+		return err
 	}
 	if s.MaxRequestBodyBytes < 1024 {
 		return fmt.Errorf("--max-request-body-bytes %d: must be at least 1024", s.MaxRequestBodyBytes)

@@ -67,6 +67,7 @@ type Store struct {
 
 	// changes is the change log as watchers read it, without taking mu (see logView).
 	changes atomic.Pointer[logView]
+	shedRev int64 // the log's items up to this revision have been through shedEncodings
 
 	replica      *replica // nil: a store of one
 	appliedIndex uint64   // replicated: the last Raft index applied (owned by the FSM)
@@ -95,8 +96,13 @@ func Open(opts Options) (*Store, error) {
 	}
 	log := logrus.WithField("component", "persistence")
 	db, err := pebble.Open(dir, &pebble.Options{
-		FS:           fs,
-		MemTableSize: 64 << 20,
+		FS: fs,
+		// A memtable's arena is allocated whole, on the Go heap (the binary is built
+		// without cgo), and up to three are held (the mutable one, one being flushed,
+		// one kept for reuse): at 64 MiB that was 192 MB of the live heap, every byte
+		// of which the GC's heap goal counts. Smaller memtables mean more, smaller
+		// flushes, which cost about the same CPU per byte.
+		MemTableSize: 16 << 20,
 		// Reads are served from memory; Pebble is read back only at Open. So L0 may
 		// hold many files before they are compacted: fewer, larger compactions cost
 		// less CPU, and the read amplification they would prevent is paid once, at start.

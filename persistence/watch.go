@@ -36,14 +36,41 @@ func (s *Store) advanceLog(events []Event, compact int64, shut bool) {
 	cur := s.changes.Load()
 	next := &logView{events: append(cur.events, events...), firstSeq: cur.firstSeq,
 		compactRev: cur.compactRev, notify: make(chan struct{}), shut: shut}
-	if compact > next.compactRev {
+	shedTo := s.rev.Load() - s.window/2
+	if compact > next.compactRev || shedTo-s.shedRev >= s.compactStep {
+		// A published view's array is never changed, so compacting or shedding
+		// works on a copy: once every compactStep revisions, like compaction.
 		n := int(next.after(compact) - next.firstSeq)
 		next.events = slices.Clone(next.events[n:]) // the dropped items can go once no reader holds cur
 		next.firstSeq += int64(n)
-		next.compactRev = compact
+		next.compactRev = max(compact, next.compactRev)
+		s.shedEncodings(next, s.shedRev, shedTo)
+		s.shedRev = max(s.shedRev, shedTo)
 	}
 	s.changes.Store(next)
 	close(cur.notify)
+}
+
+// shedEncodings replaces, in v's own copy of the events, each item with a revision
+// in (from, to] that a later change superseded by a lean copy: the same decoded
+// object without its encodings (the stored JSON and the protobuf made for watchers),
+// which JSON and Encoded make again, once, if a watcher that far behind reads it.
+// Called with the half-window line (the revision half a window before the last)
+// where it was last time and where it is now, so an event passes through here once,
+// half a window after it was written: the watchers that keep up have sent it long
+// before, and the log then holds each old version of an object once (its decoded
+// form) rather than up to three times. Items still current (s.latest) are left
+// alone: lists and Get serve their JSON; one superseded only later keeps its
+// encodings until it is compacted away.
+func (s *Store) shedEncodings(v *logView, from, to int64) {
+	lo, hi := int(v.after(from)-v.firstSeq), int(v.after(to)-v.firstSeq)
+	for i := lo; i < hi; i++ {
+		it := v.events[i].Item
+		if it.Object == nil || s.latest[it.Key] == it {
+			continue // nothing to make the encodings again from, or still current
+		}
+		v.events[i].Item = &Item{Key: it.Key, Revision: it.Revision, Object: it.Object, uid: it.uid}
+	}
 }
 
 // Watcher delivers the events of one resource after a revision.
