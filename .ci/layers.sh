@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Layering inside the module: a lower layer never imports an upper one, and the pure
 # decision packages link no protoactor, Pebble, Docker, netlink or iptables code, not
-# even transitively. Test files may also import the test-support packages (internal/).
+# even transitively. internal/ holds leaf packages that import none of the module: test
+# support (which only test files import) and the server's memory policy (internal/memory).
 set -euo pipefail -f
 cd "$(dirname "$0")/.."
 mod=$(go list -m)
