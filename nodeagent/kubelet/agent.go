@@ -73,7 +73,8 @@ type Agent struct {
 	now func() time.Time
 
 	services   cache.Store // every service, for the pods' environment
-	inspected  sync.Map    // container id → runtime.Container, for exited containers
+	inspected  sync.Map    // container id → runtime.Container as last inspected, while podsync.InspectionCurrent
+	ownStarts  sync.Map    // container id → struct{}: started by a sync that observes it, so its start event is no news
 	net        *podnet.Bridge
 	podIPs     sync.Map             // infra container id → pod IP on the bridge
 	learnedDNS atomic.Value         // string: the kube-dns cluster IP last used, for its log line
@@ -341,6 +342,10 @@ func (a *Agent) heartbeats(ctx context.Context, info nodestatus.Info) {
 
 // engineEvents kicks a pod's worker whenever one of its containers starts, dies or
 // is killed for memory, so a crash is noticed at once rather than at the next sync.
+// The start of a container the agent started itself is no news: the sync that
+// started it observes it afterwards (the engine reports the start before it answers
+// the request), and another sync would only ask the engine again. Any other start
+// (by hand, after a stop) makes the agent forget its inspection of the container.
 func (a *Agent) engineEvents(ctx context.Context) {
 	for ctx.Err() == nil {
 		events, errs := a.rt.Events(ctx)
@@ -357,7 +362,16 @@ func (a *Agent) engineEvents(ctx context.Context) {
 					continue
 				}
 				switch ev.Action {
-				case "die", "oom", "start", "destroy":
+				case "start":
+					if _, own := a.ownStarts.LoadAndDelete(ev.ContainerID); own {
+						continue
+					}
+					a.inspected.Delete(ev.ContainerID)
+					a.kick(types.UID(ev.Labels[labelPodUID]))
+				case "destroy":
+					a.inspected.Delete(ev.ContainerID)
+					a.kick(types.UID(ev.Labels[labelPodUID]))
+				case "die", "oom":
 					a.kick(types.UID(ev.Labels[labelPodUID]))
 				}
 			case err := <-errs:

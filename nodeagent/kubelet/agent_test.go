@@ -156,6 +156,59 @@ func TestAgentRunsPod(t *testing.T) {
 	})
 }
 
+// TestAgentInspectsOnce: the engine is asked about each of a pod's containers once
+// while it runs, however often the pod is synced, and once more when it exits.
+func TestAgentInspectsOnce(t *testing.T) {
+	eng, cs := runAgent(t)
+	pods := cs.CoreV1().Pods("default")
+	if _, err := pods.Create(context.Background(), testPod("web", corev1.RestartPolicyAlways), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restarted := func(n int32) func() error {
+		return func() error {
+			p, err := pods.Get(context.Background(), "web", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if st := p.Status.ContainerStatuses; p.Status.Phase != corev1.PodRunning || len(st) != 1 || st[0].State.Running == nil || st[0].RestartCount != n {
+				return fmt.Errorf("status %+v", p.Status)
+			}
+			return nil
+		}
+	}
+	moreSyncs := func() {
+		t.Helper()
+		from, _ := eng.calls()
+		eventually(t, "five more syncs", func() error {
+			if n, _ := eng.calls(); n < from+5 {
+				return fmt.Errorf("%d lists", n-from)
+			}
+			return nil
+		})
+	}
+	eventually(t, "pod Running", restarted(0))
+	moreSyncs()
+	sandboxes, _ := eng.ListContainers(context.Background(), map[string]string{podsync.LabelPodUID: "uid-web", podsync.LabelContainer: podsync.InfraName})
+	first, _ := appContainer(eng, "uid-web")
+	if len(sandboxes) != 1 {
+		t.Fatalf("infra containers %+v", sandboxes)
+	}
+	_, inspects := eng.calls()
+	if inspects[sandboxes[0].ID] != 1 || inspects[first.ID] != 1 {
+		t.Errorf("running: infra container inspected %d times, app %d times; want once each", inspects[sandboxes[0].ID], inspects[first.ID])
+	}
+
+	eng.exit(first.ID, 1)
+	eventually(t, "restarted", restarted(1))
+	moreSyncs()
+	second, _ := appContainer(eng, "uid-web")
+	_, inspects = eng.calls()
+	if inspects[sandboxes[0].ID] != 1 || inspects[first.ID] != 2 || inspects[second.ID] != 1 {
+		t.Errorf("after a crash: infra container inspected %d times, exited app %d, its successor %d; want 1, 2, 1",
+			inspects[sandboxes[0].ID], inspects[first.ID], inspects[second.ID])
+	}
+}
+
 // TestAgentFinishedPods: under Never and OnFailure an exit decides the phase.
 func TestAgentFinishedPods(t *testing.T) {
 	tests := []struct {

@@ -31,10 +31,15 @@ type fakeEngine struct {
 	// needs. pulls records each pull tried, as "image user".
 	registry map[string]string
 	pulls    []string
+
+	// lists counts the ListContainers calls, inspects the InspectContainer calls by
+	// container id.
+	lists    int
+	inspects map[string]int
 }
 
 func newFakeEngine(images ...string) *fakeEngine {
-	e := &fakeEngine{cs: map[string]*runtime.Container{}, images: map[string]bool{}}
+	e := &fakeEngine{cs: map[string]*runtime.Container{}, images: map[string]bool{}, inspects: map[string]int{}}
 	for _, i := range images {
 		e.images[i] = true
 	}
@@ -57,6 +62,7 @@ func (e *fakeEngine) Info(context.Context) (runtime.Info, error) {
 func (e *fakeEngine) ListContainers(_ context.Context, labels map[string]string) ([]runtime.Container, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.lists++
 	var out []runtime.Container
 	for _, c := range e.cs {
 		match := true
@@ -73,6 +79,7 @@ func (e *fakeEngine) ListContainers(_ context.Context, labels map[string]string)
 func (e *fakeEngine) InspectContainer(_ context.Context, id string) (runtime.Container, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.inspects[id]++
 	c, ok := e.cs[id]
 	if !ok {
 		return runtime.Container{}, runtime.NotFound("container " + id)
@@ -95,6 +102,14 @@ func (e *fakeEngine) CreateContainer(_ context.Context, cfg runtime.ContainerCon
 	}
 	e.cs[id] = c
 	return id, nil
+}
+
+// calls is how often the agent has listed the engine's containers, and inspected
+// each container (by id).
+func (e *fakeEngine) calls() (lists int, inspects map[string]int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lists, maps.Clone(e.inspects)
 }
 
 func (e *fakeEngine) StartContainer(_ context.Context, id string) error {

@@ -148,8 +148,10 @@ func (a *Agent) sync(ctx context.Context, w *worker, pod *corev1.Pod) (time.Dura
 }
 
 // observe lists the engine's containers of one pod, each inspected (a list has no
-// start times or exit codes). A container that has exited does not change any
-// more, so its inspection is cached until it is removed.
+// start times or exit codes). An inspection is kept while the list shows that it
+// still describes the container (podsync.InspectionCurrent): every sync of a
+// running pod would otherwise inspect all its containers again, and the engine
+// serves those calls from the CPU its container starts need.
 func (a *Agent) observe(ctx context.Context, uid types.UID) (podsync.Observed, error) {
 	cs, err := a.rt.ListContainers(ctx, map[string]string{labelPodUID: string(uid), labelNode: a.cfg.NodeName})
 	if err != nil {
@@ -157,11 +159,9 @@ func (a *Agent) observe(ctx context.Context, uid types.UID) (podsync.Observed, e
 	}
 	out := make([]runtime.Container, 0, len(cs))
 	for _, c := range cs {
-		if c.State == runtime.StateExited {
-			if done, ok := a.inspected.Load(c.ID); ok {
-				out = append(out, done.(runtime.Container))
-				continue
-			}
+		if kept, ok := a.inspected.Load(c.ID); ok && podsync.InspectionCurrent(c.State, kept.(runtime.Container)) {
+			out = append(out, a.sandboxIP(kept.(runtime.Container)))
+			continue
 		}
 		full, err := a.rt.InspectContainer(ctx, c.ID)
 		if runtime.IsNotFound(err) {
@@ -170,12 +170,31 @@ func (a *Agent) observe(ctx context.Context, uid types.UID) (podsync.Observed, e
 		if err != nil {
 			return podsync.Observed{}, err
 		}
-		if full.State == runtime.StateExited {
-			a.inspected.Store(full.ID, full)
-		}
+		a.keepInspection(full)
 		out = append(out, a.sandboxIP(full))
 	}
 	return podsync.Observed{Containers: out}, nil
+}
+
+// keepInspection keeps c's inspection for later syncs, or forgets an earlier one
+// when c is in a state that does not last (created).
+func (a *Agent) keepInspection(c runtime.Container) {
+	if podsync.InspectionCurrent(c.State, c) {
+		a.inspected.Store(c.ID, c)
+	} else {
+		a.inspected.Delete(c.ID)
+	}
+}
+
+// start starts a container the agent created, noting first that its start event
+// will be no news (engineEvents).
+func (a *Agent) start(ctx context.Context, id string) error {
+	a.ownStarts.Store(id, struct{}{})
+	if err := a.rt.StartContainer(ctx, id); err != nil {
+		a.ownStarts.Delete(id)
+		return err
+	}
+	return nil
 }
 
 // createSandbox creates and starts the pod's infra container and returns it as
@@ -193,7 +212,7 @@ func (a *Agent) createSandbox(ctx context.Context, pod *corev1.Pod) (runtime.Con
 	if err != nil {
 		return runtime.Container{}, err
 	}
-	if err := a.rt.StartContainer(ctx, id); err != nil {
+	if err := a.start(ctx, id); err != nil {
 		_ = a.removeContainer(ctx, id)
 		return runtime.Container{}, err
 	}
@@ -201,6 +220,7 @@ func (a *Agent) createSandbox(ctx context.Context, pod *corev1.Pod) (runtime.Con
 	if err != nil {
 		return sb, err
 	}
+	a.keepInspection(sb) // the sync's next observe need not inspect it again
 	return a.wirePod(ctx, pod, sb)
 }
 
@@ -233,7 +253,7 @@ func (a *Agent) startContainer(ctx context.Context, w *worker, pod *corev1.Pod, 
 		return retrySoon
 	}
 	a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeNormal, "Created", "Created container %s", c.Name)
-	if err := a.rt.StartContainer(ctx, id); err != nil {
+	if err := a.start(ctx, id); err != nil {
 		st.waiting[c.Name] = corev1.ContainerStateWaiting{Reason: "RunContainerError", Message: err.Error()}
 		a.rec.Eventf(podsync.ContainerRef(pod, c.Name), corev1.EventTypeWarning, "Failed", "Error: %v", err)
 		log.WithError(err).WithField("container", c.Name).Warn("starting container")
@@ -440,5 +460,6 @@ func suffix() string {
 // removeContainer removes a container from the engine and from the cache.
 func (a *Agent) removeContainer(ctx context.Context, id string) error {
 	a.inspected.Delete(id)
+	a.ownStarts.Delete(id)
 	return a.rt.RemoveContainer(ctx, id)
 }

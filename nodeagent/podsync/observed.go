@@ -101,3 +101,18 @@ func (o Observed) RestartCount(name string) int {
 	}
 	return len(in) - 1
 }
+
+// InspectionCurrent tells whether an earlier inspection of a container still
+// describes it, now that the engine's list shows it in state listed: the agent then
+// need not ask the engine again. An exited container does not change any more. A
+// running one changes only by exiting, which the list shows, or by being started
+// again by someone else (docker start after a stop), after which the agent forgets
+// the inspection on the engine's start event. A created one is about to start.
+func InspectionCurrent(listed runtime.State, inspected runtime.Container) bool {
+	switch inspected.State {
+	case runtime.StateExited, runtime.StateRunning:
+		return listed == inspected.State
+	default:
+		return false
+	}
+}

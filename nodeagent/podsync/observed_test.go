@@ -73,3 +73,28 @@ func TestRestartCountWithoutLabel(t *testing.T) {
 		t.Errorf("RestartCount = %d, want 1 (one earlier instance)", got)
 	}
 }
+
+func TestInspectionCurrent(t *testing.T) {
+	tests := []struct {
+		name      string
+		listed    runtime.State
+		inspected runtime.State
+		want      bool
+	}{
+		{"exited stays exited", runtime.StateExited, runtime.StateExited, true},
+		{"running still running", runtime.StateRunning, runtime.StateRunning, true},
+		{"running has exited", runtime.StateExited, runtime.StateRunning, false},
+		{"exited was started again", runtime.StateRunning, runtime.StateExited, false},
+		{"created has started", runtime.StateRunning, runtime.StateCreated, false},
+		{"created not started yet", runtime.StateCreated, runtime.StateCreated, false},
+		{"unknown", runtime.StateUnknown, runtime.StateUnknown, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ctr("c1", "web", tt.inspected, 0, 0)
+			if got := InspectionCurrent(tt.listed, c); got != tt.want {
+				t.Errorf("InspectionCurrent(%v, %v) = %v, want %v", tt.listed, tt.inspected, got, tt.want)
+			}
+		})
+	}
+}
