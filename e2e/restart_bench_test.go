@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -50,7 +48,7 @@ func BenchmarkRestartEnvelope(b *testing.B) {
 	}
 	marker := filepath.Join(dataDir, "restart-envelope-built")
 	if _, err := os.Stat(marker); err != nil {
-		buildEnvelope(b, dataDir, nodes, pods)
+		buildKept(b, dataDir, nodes, pods)
 		if err := os.WriteFile(marker, []byte(fmt.Sprintf("%d nodes, %d pods\n", nodes, pods)), 0o644); err != nil {
 			b.Fatal(err)
 		}
@@ -85,44 +83,13 @@ func BenchmarkRestartEnvelope(b *testing.B) {
 	}
 }
 
-// buildEnvelope builds the envelope (nodes simulated nodes, pods pods in RCs over 5
-// namespaces, every pod Running) on dataDir, then kills the server and the agent.
-func buildEnvelope(b *testing.B, dataDir string, nodes, pods int) {
+// buildKept builds the envelope on dataDir, every pod Running, then kills the server
+// and the agent. The build's server tolerates heartbeats late by minutes: on a loaded
+// machine they queue behind the pod writes, and nodes marked NotReady would be
+// evicted.
+func buildKept(b *testing.B, dataDir string, nodes, pods int) {
 	b.Helper()
-	ctx := context.Background()
-	const namespaces = 5
-	// The build's server tolerates heartbeats late by minutes: on a loaded machine
-	// they queue behind the pod writes, and nodes marked NotReady would be evicted.
-	s := StartServer(b, dataDir, "--node-monitor-grace-period", "5m")
-	agent := startAgent(b, s, "--simulate", strconv.Itoa(nodes), "--node-status-update-frequency", "10s", "--stats-interval", "0")
-	cs := clientset(b, s)
-	waitNodesReady(b, cs, nodes)
-	for n := range namespaces {
-		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("env-%d", n)}}
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	progress := followPods(b, s, pods)
-	start := time.Now()
-	for j, size := range envelopeSizes(pods) {
-		ns, name := fmt.Sprintf("env-%d", j%namespaces), fmt.Sprintf("rc%d", j)
-		// On a loaded machine a create may time out after it was applied: retry
-		// until it is stored.
-		Eventually(b, 5*time.Minute, "create "+name, func() error {
-			_, err := cs.CoreV1().ReplicationControllers(ns).Create(ctx, envelopeRC(name, size), metav1.CreateOptions{})
-			if apierrors.IsAlreadyExists(err) {
-				return nil
-			}
-			return err
-		})
-	}
-	select {
-	case <-progress.done:
-	case <-time.After(60 * time.Minute):
-		seen, bound, running := progress.counts()
-		b.Fatalf("after 60 minutes: %d pods created, %d bound, %d Running of %d", seen, bound, running, pods)
-	}
+	s, agent, _, start := buildEnvelope(b, dataDir, nodes, pods, "--node-monitor-grace-period", "5m")
 	b.Logf("built %d nodes, %d pods Running in %.1f s", nodes, pods, time.Since(start).Seconds())
 	s.Kill()
 	agent.Kill()
