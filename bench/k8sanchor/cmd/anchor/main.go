@@ -478,19 +478,39 @@ func runSchedule(c config) (map[string]any, error) {
 	if err := k.post("/api/v1/namespaces/default/services", body); err != nil {
 		return nil, err
 	}
-	// The scheduler must have synced the nodes before the clock starts: wait for its
-	// log to show it started (leader election is off, so it schedules once synced).
-	if err := poll(120*time.Second, func() error {
-		b, err := os.ReadFile(filepath.Join(k.dir, "kube-scheduler.log"))
+	// The scheduler must have synced before the clock starts: one warm-up pod outside
+	// the service is bound first, then removed at once (no kubelet would confirm a
+	// graceful deletion).
+	warm := benchPod("warmup")
+	warm.Labels = map[string]string{"app": "warmup"}
+	body, _ = json.Marshal(warm)
+	if err := k.post("/api/v1/namespaces/default/pods", body); err != nil {
+		return nil, err
+	}
+	if err := poll(180*time.Second, func() error {
+		resp, err := k.do("GET", "/api/v1/namespaces/default/pods/warmup", nil)
 		if err != nil {
 			return err
 		}
-		if !bytes.Contains(b, []byte("Caches are synced")) && !bytes.Contains(b, []byte("caches populated")) {
-			return errors.New("kube-scheduler has not synced")
+		defer resp.Body.Close()
+		var p corev1.Pod
+		if err := json.NewDecoder(resp.Body).Decode(&p); err != nil {
+			return err
+		}
+		if p.Spec.NodeName == "" {
+			return errors.New("the warm-up pod is not bound")
 		}
 		return nil
 	}); err != nil {
+		return nil, fmt.Errorf("kube-scheduler: %w (see %s)", err, filepath.Join(k.dir, "kube-scheduler.log"))
+	}
+	resp, err := k.do("DELETE", "/api/v1/namespaces/default/pods/warmup?gracePeriodSeconds=0", nil)
+	if err != nil {
 		return nil, err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("delete warm-up pod: %d", resp.StatusCode)
 	}
 	w, err := k.watchBindings(c.pods)
 	if err != nil {
