@@ -649,64 +649,104 @@ func (k *cluster) watchBindings(want int) (*bindingWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The watch has its own client without the request timeout.
-	req, err := http.NewRequestWithContext(context.Background(), "GET",
-		k.url+"/api/v1/namespaces/default/pods?watch=true&allowWatchBookmarks=false&resourceVersion="+meta.Metadata.ResourceVersion, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Accept", "application/json")
-	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	wr, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if wr.StatusCode != 200 {
-		wr.Body.Close()
-		return nil, fmt.Errorf("watch: %d", wr.StatusCode)
-	}
 	w := &bindingWatch{created: map[string]time.Time{}, bound: map[string]time.Time{}, want: want, done: make(chan struct{})}
+	// The watch has its own client without the request timeout.
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	open := func(rv string) (io.ReadCloser, error) {
+		req, err := http.NewRequestWithContext(context.Background(), "GET",
+			k.url+"/api/v1/namespaces/default/pods?watch=true&resourceVersion="+rv, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Accept", "application/json")
+		wr, err := hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if wr.StatusCode != 200 {
+			wr.Body.Close()
+			return nil, fmt.Errorf("watch: %d", wr.StatusCode)
+		}
+		return wr.Body, nil
+	}
+	rv := meta.Metadata.ResourceVersion
+	body, err := open(rv)
+	if err != nil {
+		return nil, err
+	}
 	go func() {
-		defer wr.Body.Close()
-		dec := json.NewDecoder(bufio.NewReaderSize(wr.Body, 1<<20))
+		// The apiserver ends a watch now and then (its watch cache re-syncing with
+		// etcd under load); like an informer, the watch resumes from the last
+		// resourceVersion it saw, so no event is missed.
 		for {
-			var ev struct {
-				Object struct {
-					Metadata struct {
-						Name string `json:"name"`
-					} `json:"metadata"`
-					Spec struct {
-						NodeName string `json:"nodeName"`
-					} `json:"spec"`
-				} `json:"object"`
+			rv = w.follow(body, rv)
+			select {
+			case <-w.done:
+				return
+			default:
 			}
-			if err := dec.Decode(&ev); err != nil {
-				if w.boundCount() < want {
-					log.Printf("watch ended: %v", err)
-				}
+			if err := poll(60*time.Second, func() error {
+				var err error
+				body, err = open(rv)
+				return err
+			}); err != nil {
+				log.Printf("watch: cannot resume from %s: %v", rv, err)
 				return
 			}
-			now := time.Now()
-			name := ev.Object.Metadata.Name
-			if name == "" {
-				continue
-			}
-			w.mu.Lock()
-			if _, ok := w.created[name]; !ok {
-				w.created[name] = now
-			}
-			if _, ok := w.bound[name]; !ok && ev.Object.Spec.NodeName != "" {
-				w.bound[name] = now
-				w.lastBound = now
-				if len(w.bound) == w.want {
-					close(w.done)
-				}
-			}
-			w.mu.Unlock()
 		}
 	}()
 	return w, nil
+}
+
+// follow reads one watch stream to its end and returns the last resourceVersion seen.
+func (w *bindingWatch) follow(body io.ReadCloser, rv string) string {
+	defer body.Close()
+	dec := json.NewDecoder(bufio.NewReaderSize(body, 1<<20))
+	for {
+		var ev struct {
+			Type   string `json:"type"`
+			Object struct {
+				Metadata struct {
+					Name            string `json:"name"`
+					ResourceVersion string `json:"resourceVersion"`
+				} `json:"metadata"`
+				Spec struct {
+					NodeName string `json:"nodeName"`
+				} `json:"spec"`
+			} `json:"object"`
+		}
+		if err := dec.Decode(&ev); err != nil {
+			if w.boundCount() < w.want {
+				log.Printf("watch ended (%v) at %d bound; resuming from %s", err, w.boundCount(), rv)
+			}
+			return rv
+		}
+		if ev.Type == "ERROR" {
+			log.Printf("watch error event: %+v", ev.Object)
+			continue
+		}
+		now := time.Now()
+		if v := ev.Object.Metadata.ResourceVersion; v != "" {
+			rv = v
+		}
+		name := ev.Object.Metadata.Name
+		if name == "" {
+			continue
+		}
+		w.mu.Lock()
+		if _, ok := w.created[name]; !ok {
+			w.created[name] = now
+		}
+		if _, ok := w.bound[name]; !ok && ev.Object.Spec.NodeName != "" {
+			w.bound[name] = now
+			w.lastBound = now
+			if len(w.bound) == w.want {
+				close(w.done)
+			}
+		}
+		w.mu.Unlock()
+	}
 }
 
 func (w *bindingWatch) boundCount() int {
