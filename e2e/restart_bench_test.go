@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,31 +106,8 @@ func timeRestart(b *testing.B, bin, dataDir string, pods, n int, extra []string)
 		b.Fatal(err)
 	}
 	served := time.Since(r0)
-	readyAt := time.Duration(0)
 	name := fmt.Sprintf("restart-probe-%d-%d", time.Now().UnixNano(), n)
-	probe := []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"` + name + `"},"spec":{"schedulerName":"none","containers":[{"name":"c","image":"busybox:1.36"}]}}`)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for deadline := time.Now().Add(5 * time.Minute); ; <-tick.C {
-		if time.Now().After(deadline) {
-			b.Fatalf("not ready 5 minutes after a restart:\n%s", s.Logs())
-		}
-		if readyz(s.URL) != nil {
-			continue
-		}
-		if readyAt == 0 {
-			readyAt = time.Since(r0)
-		}
-		c, err := dialRaw(s.URL)
-		if err != nil {
-			continue
-		}
-		code, err := c.post("/api/v1/namespaces/default/pods", probe)
-		c.close()
-		if err == nil && code == http.StatusCreated {
-			break
-		}
-	}
+	readyAt := served + untilServing(b, s, name)
 	took := time.Since(r0)
 	// The server's CPU time until then: on a shared machine the wall time follows
 	// the load, the work done to get ready much less.

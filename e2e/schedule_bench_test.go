@@ -29,24 +29,7 @@ func BenchmarkSchedule30kPodsOn5000Nodes(b *testing.B) {
 		s := StartServer(b, "")
 		startAgent(b, s, "--simulate", fmt.Sprint(nodes), "--node-status-update-frequency", "10s")
 		cs := clientset(b, s)
-		Eventually(b, 120*time.Second, "5000 Ready nodes", func() error {
-			list, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			ready := 0
-			for _, n := range list.Items {
-				for _, c := range n.Status.Conditions {
-					if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-						ready++
-					}
-				}
-			}
-			if ready != nodes {
-				return fmt.Errorf("%d Ready", ready)
-			}
-			return nil
-		})
+		waitNodesReady(b, cs, nodes)
 
 		// As in the book, the RC's pods are behind a Service: in v1.0 it is
 		// ServiceSpreadingPriority that spreads them evenly (LeastRequested's integer
