@@ -20,14 +20,16 @@ import (
 // transport. Its members are the store's Raft configuration as the server sees it
 // (the server calls SetMembers), not a second membership system.
 //
-//   - The actors of the placed kinds (PlacedKinds: replication controllers and
-//     namespaces) are spread over the live members by identity: each object's owner
-//     is the member that wins a rendezvous hash of its key. A manager routes a
+//   - The actors of the placed kinds (PlacedKinds: replication controllers,
+//     namespaces, services and nodes) are spread over the live members by
+//     identity: each object's owner is the member that wins a rendezvous hash of
+//     its key. A manager routes a
 //     request for an object it does not own to the owner's manager of the same kind;
 //     the owner's object actor answers the original sender directly.
 //   - Every other kind, and the singletons (the scheduler, the evictor, the pod
 //     garbage collector), run on the leader only. On another member the manager of
-//     such a kind keeps no actors and forwards every request to the leader's.
+//     such a kind keeps no actors and forwards every request to the leader's; the
+//     node actors of other members send the evictor their requests over the wire.
 //   - When the members change, each manager of a placed kind stops the actors it no
 //     longer owns and starts those it now owns, which load their object from the
 //     store (every replica has all of it). Two members may briefly both run one
@@ -63,12 +65,11 @@ type Member struct {
 }
 
 // PlacedKinds are the kinds whose actors are spread over the members by identity:
-// the controllers that act through requests to other actors and keep no state
-// shared with the other objects of their kind. Services and nodes are not placed
-// yet: their managers own allocators (cluster IPs and node ports, pod CIDRs;
-// managerext.go) that every write of the kind passes through, so their actors run
-// where that one allocator runs, on the leader.
-var PlacedKinds = []string{"replicationcontrollers", "namespaces"}
+// the controllers that act through requests to other actors. Services and nodes
+// have allocators (cluster IPs and node ports, pod CIDRs; managerext.go): each
+// member's allocates for the objects it hosts, and the store's claims
+// (persistence/claims.go) refuse a value that another member gave out.
+var PlacedKinds = []string{"replicationcontrollers", "namespaces", "services", "nodes"}
 
 // maxHops bounds how often a request is forwarded between members while their views
 // of the placement differ; past it the request fails (errUnavailable) and its sender
@@ -156,6 +157,26 @@ func (e *env) where(key persistence.Key) (addr string, local bool) {
 		return "", true
 	}
 	return p.addr[m], false
+}
+
+// leaderAt says where the leader's actors (the singletons) run: here, or at the
+// leader's transport address ("" when no leader is known now).
+func (e *env) leaderAt() (addr string, here bool) {
+	c := e.cluster
+	if c == nil || c.leader {
+		return "", true
+	}
+	p := c.view.Load()
+	if p == nil || p.leader == "" {
+		return "", false
+	}
+	return p.addr[p.leader], false
+}
+
+// local tells whether the actor of key runs on this member.
+func (e *env) local(key persistence.Key) bool {
+	_, l := e.where(key)
+	return l
 }
 
 // startRemote starts the actor transport of a cluster member.

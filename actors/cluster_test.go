@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/event"
+	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/resourcequota"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/persistence/command"
@@ -127,6 +128,23 @@ func TestWireRoundTrip(t *testing.T) {
 				t.Errorf("payload %#v", got.(*kindRequest).payload)
 			}
 		}},
+		{"eviction", &singletonMsg{payload: &node.EvictRequest{Eviction: node.Eviction{Node: "n1", Trace: "t1",
+			Pods: []types.NamespacedName{{Namespace: "default", Name: "web"}}}}}, func(t *testing.T, got any) {
+			r, ok := got.(*node.EvictRequest)
+			if !ok || r.Node != "n1" || r.Trace != "t1" || len(r.Pods) != 1 || r.Pods[0].Name != "web" {
+				t.Errorf("eviction %#v", got)
+			}
+		}},
+		{"eviction cancelled", &singletonMsg{payload: &node.EvictCancel{Node: "n1"}}, func(t *testing.T, got any) {
+			if c, ok := got.(*node.EvictCancel); !ok || c.Node != "n1" {
+				t.Errorf("cancel %#v", got)
+			}
+		}},
+		{"reply claimed", &reply{key: span.key, err: fmt.Errorf("x: %w", persistence.ErrClaimed)}, func(t *testing.T, got any) {
+			if err := got.(*reply).err; !errors.Is(err, persistence.ErrClaimed) || !errors.Is(err, persistence.ErrConflict) {
+				t.Errorf("error %v", err)
+			}
+		}},
 		{"kind reply", &kindReply{err: forbidden}, func(t *testing.T, got any) {
 			if err := got.(*kindReply).err; !apierrors.IsForbidden(err) {
 				t.Errorf("error %v", err)
@@ -178,11 +196,18 @@ func freeAddr(t *testing.T) string {
 // share one store: what the replicated store gives every member).
 func startMember(t *testing.T, st *persistence.Store, name, addr string, leader bool, members []Member) *System {
 	t.Helper()
+	return startMemberWith(t, st, name, addr, leader, members, Options{})
+}
+
+// startMemberWith is startMember with options (Nodes, Services) of the test's.
+func startMemberWith(t *testing.T, st *persistence.Store, name, addr string, leader bool, members []Member, o Options) *System {
+	t.Helper()
 	if raceDetector {
 		t.Skip("two members in one process race inside protoactor's remote (grpc's global logger): run without -race (make unit does)")
 	}
-	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
-		Cluster: &ClusterOptions{Name: name, Address: addr, Leader: leader, Members: members, LeaderName: "a"}})
+	o.Store, o.Log, o.RequestTimeout, o.Resources = st, quietLog(), 10*time.Second, testResources
+	o.Cluster = &ClusterOptions{Name: name, Address: addr, Leader: leader, Members: members, LeaderName: "a"}
+	s, err := Start(o)
 	if err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
@@ -251,6 +276,200 @@ func TestClusterSpreadsRCs(t *testing.T) {
 		scaleRC(t, a, st, "default", name, 4)
 		waitReplicas(t, st, "default", name, 4)
 	}
+}
+
+// TestClusterServicesAndNodes: services and nodes are placed over the members like
+// RCs, each member allocating cluster IPs, node ports and pod CIDRs for the objects it
+// hosts; the store's claims keep two members from giving out one value twice (a
+// user's choice gets 422, an allocated value is allocated again), and when a member
+// leaves, the other takes its services and nodes over with what they hold.
+func TestClusterServicesAndNodes(t *testing.T) {
+	nodes := cidrNodeOptions(true)
+	claims, err := Claims(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := persistence.Open(persistence.Options{InMemory: true, NewObject: newObject, Claims: claims})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	both := []Member{{"a", freeAddr(t)}, {"b", freeAddr(t)}}
+	a := startMemberWith(t, st, "a", both[0].Address, true, both, Options{Nodes: nodes})
+	b := startMemberWith(t, st, "b", both[1].Address, false, both, Options{Nodes: nodes})
+	members := map[string]*System{"a": a, "b": b}
+	ctx := context.Background()
+	if _, err := a.Create(ctx, persistence.Key{Resource: "namespaces", Name: "default"}, nsObj("default")); err != nil {
+		t.Fatal(err)
+	}
+	svcKey := func(name string) persistence.Key {
+		return persistence.Key{Resource: "services", Namespace: "default", Name: name}
+	}
+	newSvc := func(name, ip string) *corev1.Service {
+		svc := &corev1.Service{Spec: corev1.ServiceSpec{ClusterIP: ip, Type: corev1.ServiceTypeNodePort,
+			Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}}}
+		svc.Name, svc.Namespace, svc.UID = name, "default", types.UID("uid-svc-"+name)
+		return svc
+	}
+
+	// Services through both members: each member hosts some, all values differ.
+	owners := map[string]int{}
+	var names []string
+	for i := range 16 {
+		name := fmt.Sprintf("svc-%d", i)
+		names = append(names, name)
+		owners[a.Owner(svcKey(name))]++
+		via := []*System{a, b}[i%2]
+		if _, err := via.Create(ctx, svcKey(name), newSvc(name, "")); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+	}
+	if owners["a"] == 0 || owners["b"] == 0 {
+		t.Fatalf("placement %v: the test needs services on both members", owners)
+	}
+	for _, name := range names {
+		owner := members[a.Owner(svcKey(name))]
+		if probe(t, owner, svcKey(name)) == nil {
+			t.Errorf("%s: no actor on its owner", name)
+		}
+	}
+	checkDistinct := func(when string) {
+		t.Helper()
+		seen := map[string]string{}
+		st.Snapshot("services").Ascend("", "", func(it *persistence.Item) bool {
+			svc := it.Object.(*corev1.Service)
+			vals := []string{"ip " + svc.Spec.ClusterIP}
+			for _, p := range svc.Spec.Ports {
+				vals = append(vals, fmt.Sprintf("port %d", p.NodePort))
+			}
+			for _, v := range vals {
+				if other, dup := seen[v]; dup {
+					t.Errorf("%s: %s held by %s and %s", when, v, other, svc.Name)
+				}
+				seen[v] = svc.Name
+			}
+			return true
+		})
+	}
+	checkDistinct("created")
+
+	// The same chosen cluster IP asked through both members at once, for two services
+	// owned by different members: exactly one gets it, the other a 422.
+	var onA, onB string
+	for i := 0; (onA == "" || onB == "") && i < 100; i++ {
+		n := fmt.Sprintf("pick-%d", i)
+		if a.Owner(svcKey(n)) == "a" && onA == "" {
+			onA = n
+		} else if a.Owner(svcKey(n)) == "b" && onB == "" {
+			onB = n
+		}
+	}
+	errs := make(chan error, 2)
+	for _, n := range []string{onA, onB} {
+		go func() {
+			_, err := a.Create(ctx, svcKey(n), newSvc(n, "10.254.7.7"))
+			errs <- err
+		}()
+	}
+	var ok, invalid int
+	for range 2 {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case isInvalid(err):
+			invalid++
+		default:
+			t.Errorf("create with a chosen IP: %v", err)
+		}
+	}
+	if ok != 1 || invalid != 1 {
+		t.Fatalf("two services asking for one IP: %d created, %d refused; want 1 and 1", ok, invalid)
+	}
+
+	// Nodes registering through both members at once, with no pod CIDR: each member
+	// allocates the lowest subnet it knows to be free, so they pick the same ones;
+	// the store takes one of each pair and the other is allocated again.
+	var nodeNames []string
+	errs = make(chan error, 12)
+	for i := range 12 {
+		name := fmt.Sprintf("node-%d", i)
+		nodeNames = append(nodeNames, name)
+		via := []*System{a, b}[i%2]
+		go func() {
+			_, err := via.Create(ctx, nodeKey(name), newNode(name, time.Now(), nil))
+			errs <- err
+		}()
+	}
+	for range 12 {
+		if err := <-errs; err != nil {
+			t.Fatalf("register node: %v", err)
+		}
+	}
+	cidrs := podCIDRs(t, a, nodeNames)
+	seen := map[string]string{}
+	for n, c := range cidrs {
+		if c == "" {
+			t.Errorf("node %s has no pod CIDR", n)
+		}
+		if other, dup := seen[c]; dup {
+			t.Errorf("pod CIDR %s given to %s and %s", c, other, n)
+		}
+		seen[c] = n
+	}
+	if len(cidrs) != 12 {
+		t.Fatalf("%d nodes stored, want 12", len(cidrs))
+	}
+
+	// b leaves: a takes b's services and nodes over; an update that omits the pod
+	// CIDR (the book's node isolation) keeps it, a service on b gets a new node port.
+	b.Stop()
+	if err := a.SetMembers([]Member{{"a", both[0].Address}}, "a"); err != nil {
+		t.Fatal(err)
+	}
+	var nodeOfB string
+	for _, n := range nodeNames {
+		if (&placement{members: []string{"a", "b"}}).owner(nodeKey(n)) == "b" {
+			nodeOfB = n
+			break
+		}
+	}
+	if nodeOfB == "" {
+		t.Fatal("no node was b's")
+	}
+	it, err := st.Get(nodeKey(nodeOfB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upd := it.Object.DeepCopyObject().(*corev1.Node)
+	upd.Spec.PodCIDR, upd.Spec.PodCIDRs, upd.Spec.Unschedulable = "", nil, true
+	if _, err := a.Update(ctx, nodeKey(nodeOfB), upd, command.Preconditions{}); err != nil {
+		t.Fatalf("update node %s on its new owner: %v", nodeOfB, err)
+	}
+	if got := podCIDRs(t, a, []string{nodeOfB})[nodeOfB]; got != cidrs[nodeOfB] {
+		t.Fatalf("node %s pod CIDR %q after the update, want %q", nodeOfB, got, cidrs[nodeOfB])
+	}
+	for _, name := range names {
+		if (&placement{members: []string{"a", "b"}}).owner(svcKey(name)) != "b" {
+			continue
+		}
+		it, err := st.Get(svcKey(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc := it.Object.DeepCopyObject().(*corev1.Service)
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "b", Port: 81, Protocol: corev1.ProtocolTCP})
+		svc.Spec.Ports[0].Name = "a"
+		if _, err := a.Update(ctx, svcKey(name), svc, command.Preconditions{}); err != nil {
+			t.Fatalf("update service %s on its new owner: %v", name, err)
+		}
+	}
+	checkDistinct("after the takeover")
+}
+
+// isInvalid: a 422, as this member's error or as another member's on the wire.
+func isInvalid(err error) bool {
+	var inv *InvalidError
+	return errors.As(err, &inv) || apierrors.IsInvalid(err)
 }
 
 // TestClusterNamespaceOnFollower deletes a namespace whose actor runs on the follower:

@@ -3,11 +3,12 @@ package actors
 import (
 	"context"
 	"fmt"
-	"go.opentelemetry.io/otel/attribute"
 	"strconv"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	"github.com/sirupsen/logrus"
+	"go.opentelemetry.io/otel/attribute"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -193,9 +194,18 @@ func (fx *effects) Contents(ns string) ([]control.Ref, bool) {
 }
 
 func (fx *effects) Tell(name string, msg any) {
-	if pid, ok := fx.env.singletons[name]; ok {
-		fx.ctx.Send(pid, msg)
+	pid, ok := fx.env.singletons[name]
+	if !ok {
+		fx.env.log.WithFields(logrus.Fields{"actor": name, "message": fmt.Sprintf("%T", msg)}).Warn("no such actor")
 		return
 	}
-	fx.env.log.WithFields(logrus.Fields{"actor": name, "message": fmt.Sprintf("%T", msg)}).Warn("no such actor")
+	if addr, here := fx.env.leaderAt(); !here { // the singletons run on the leader (cluster.go)
+		if addr == "" {
+			fx.env.log.WithFields(logrus.Fields{"actor": name, "message": fmt.Sprintf("%T", msg)}).
+				Warn("no leader known: message to a singleton dropped")
+			return
+		}
+		pid, msg = actor.NewPID(addr, pid.Id), &singletonMsg{payload: msg}
+	}
+	fx.ctx.Send(pid, msg)
 }

@@ -32,7 +32,8 @@ func spawnEvictor(ctx actor.Context, e *env) {
 	}
 	st := &evictorState{ev: node.NewEvictor(e.nodes.DeletingPodsQPS, e.nodes.DeletingPodsBurst, e.now())}
 	props := actor.PropsFromProducer(func() actor.Actor { return &evictor{env: e, st: st} },
-		actor.WithSupervisor(restartStrategy(e.log.WithField("actor", node.EvictorName))), actor.WithDispatcher(e.workers))
+		actor.WithSupervisor(restartStrategy(e.log.WithField("actor", node.EvictorName))), actor.WithDispatcher(e.workers),
+		actor.WithReceiverMiddleware(e.receiveWire)) // node actors on other members tell it (wire.go)
 	if _, err := ctx.SpawnNamed(props, node.EvictorName); err != nil {
 		panic(err) // cannot happen: the name is unique and the system is fresh
 	}

@@ -7,7 +7,8 @@ import "github.com/asynkron/protoactor-go/actor"
 // and node ports (serviceips.go), the nodes manager's pod CIDRs (nodecidrs.go). These
 // are allocators, not admission: whether a write is allowed at all is decided by the
 // admission chain in the object's actor (admit.go). Like the manager, an extension
-// never blocks: it works on memory only.
+// never blocks: it works on memory only (its own, and the store's in-memory state:
+// what another member's object holds is the store's claims, claims.go).
 type managerExt interface {
 	// load sees the stored objects of the kind, once the manager has spawned their
 	// actors.

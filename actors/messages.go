@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -44,6 +45,7 @@ type createRequest struct {
 	envelope
 	write  // admit.go
 	object runtime.Object
+	allocation
 }
 
 type updateRequest struct {
@@ -51,6 +53,33 @@ type updateRequest struct {
 	write
 	object runtime.Object
 	pre    command.Preconditions
+	allocation
+}
+
+// allocation is what a manager's allocator (managerext.go) did to a write: the
+// object as asked, before the allocator filled values in, and how often it did. A
+// write whose values another member's object took meanwhile (the store answers
+// ErrClaimed) goes back to the manager with the object as asked, to be given other
+// values, at most maxAllocations times.
+type allocation struct {
+	asked  runtime.Object // nil: the allocator changed nothing
+	allocs int
+}
+
+// maxAllocations bounds the allocations of one write.
+const maxAllocations = 8
+
+// filled records that the allocator replaced the request's object asked.
+func (a *allocation) filled(asked runtime.Object) {
+	if a.asked == nil {
+		a.asked = asked
+	}
+	a.allocs++
+}
+
+// again tells whether a write that failed with err goes back to be allocated again.
+func (a *allocation) again(err error) bool {
+	return a.asked != nil && a.allocs < maxAllocations && errors.Is(err, persistence.ErrClaimed)
 }
 
 type deleteRequest struct {

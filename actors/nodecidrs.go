@@ -8,6 +8,8 @@ import (
 	"github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/persistence"
@@ -32,19 +34,23 @@ type nodeCIDRs struct {
 	env  *env
 	cidr *node.CIDRs
 	held map[objKey]netip.Prefix // subnets of the allocator, by node
+	// foreign: subnets the store gives to nodes of other members (claims.go).
+	foreign foreign[netip.Prefix]
 }
 
 var _ managerExt = (*nodeCIDRs)(nil)
 
 func newNodeCIDRs(e *env) *nodeCIDRs {
-	return &nodeCIDRs{env: e, held: map[objKey]netip.Prefix{}}
+	return &nodeCIDRs{env: e, held: map[objKey]netip.Prefix{}, foreign: foreign[netip.Prefix]{}}
 }
 
 // load rebuilds the allocator from the stored nodes.
 func (c *nodeCIDRs) load(m *manager) {
 	var nodes []*corev1.Node
 	m.env.store.Snapshot("nodes").Ascend("", "", func(it *persistence.Item) bool {
-		if n, ok := it.Object.(*corev1.Node); ok {
+		// Another member's nodes are its allocator's: this one learns of what they
+		// hold from the store when it allocates (heldByAnother).
+		if n, ok := it.Object.(*corev1.Node); ok && m.env.local(it.Key) {
 			nodes = append(nodes, n)
 		}
 		return true
@@ -65,17 +71,37 @@ func (c *nodeCIDRs) load(m *manager) {
 	}
 }
 
+// loadStored makes the pod CIDR the stored node k holds this allocator's, when it
+// has not seen the node yet (another member hosted it until now).
+func (c *nodeCIDRs) loadStored(m *manager, k objKey) {
+	if _, ok := c.held[k]; ok {
+		return
+	}
+	it, err := m.env.store.Get(persistence.Key{Resource: "nodes", Name: k.name})
+	if err != nil {
+		return
+	}
+	if p, ok := node.PodCIDR(it.Object.(*corev1.Node)); ok {
+		if _, ours := c.cidr.Claim(p); ours {
+			_ = c.cidr.Allocate(p) // marked already when it was foreign
+			delete(c.foreign, p)
+			c.held[k] = p
+		}
+	}
+}
+
 // admit fills in the pod CIDR of a node create or update that has none.
 func (c *nodeCIDRs) admit(m *manager, k objKey, msg routed, _ uint64) error {
 	var slot *runtime.Object
+	var al *allocation
 	switch r := msg.(type) {
 	case *createRequest:
 		if _, err := m.env.store.Get(persistence.Key{Resource: "nodes", Name: k.name}); err == nil {
 			return nil // it will fail: AlreadyExists
 		}
-		slot = &r.object
+		slot, al = &r.object, &r.allocation
 	case *updateRequest:
-		slot = &r.object
+		slot, al = &r.object, &r.allocation
 	default:
 		return nil
 	}
@@ -83,16 +109,41 @@ func (c *nodeCIDRs) admit(m *manager, k objKey, msg routed, _ uint64) error {
 	if !ok {
 		return nil
 	}
+	c.loadStored(m, k)
+	key := persistence.Key{Resource: "nodes", Name: k.name}
+	held := func(claim string) bool { return m.env.heldByAnother(key, claim) }
 	if p, ok := node.PodCIDR(in); ok {
-		if _, mine := c.held[k]; !mine && c.cidr.Allocate(p) == nil {
-			c.held[k] = p
+		if _, mine := c.held[k]; !mine {
+			claim, ours := c.cidr.Claim(p)
+			if ours && held(claim) {
+				holder, _ := m.env.store.ClaimHolder(claim)
+				return &InvalidError{Kind: "Node", Name: k.name, Causes: field.ErrorList{field.Invalid(
+					field.NewPath("spec", "podCIDR"), p.String(), "is the pod CIDR of node "+holder.Name)}}
+			}
+			if c.cidr.Allocate(p) == nil || (ours && c.foreign.adopt(p, held)) {
+				c.held[k] = p
+			}
 		}
 		return nil
 	}
 	p, ok := c.held[k]
+	if ok && al.allocs > 0 {
+		// Allocated again: the store gave the CIDR to a node of another member that
+		// allocated it at the same moment. It stays marked, as that node's.
+		if claim, _ := c.cidr.Claim(p); held(claim) {
+			c.foreign[p] = claim
+			delete(c.held, k)
+			ok = false
+		}
+	}
 	if !ok {
+		next := c.cidr.AllocateNext
+		if al.allocs > 0 { // the lowest free ones are being taken elsewhere: look elsewhere
+			next = func() (netip.Prefix, error) { return c.cidr.AllocateRandom(rand.Intn) }
+		}
 		var err error
-		if p, err = c.cidr.AllocateNext(); err != nil {
+		p, err = allocateFree(next, c.cidr.Release, node.PodCIDRClaim, held, c.foreign)
+		if err != nil {
 			// Not the write's fault: store the node without one, as Kubernetes does.
 			c.env.log.WithFields(logrus.Fields{"node": k.name, "error": err}).Warn("no pod CIDR for node")
 			return nil
@@ -102,6 +153,7 @@ func (c *nodeCIDRs) admit(m *manager, k objKey, msg routed, _ uint64) error {
 	n := in.DeepCopy()
 	n.Spec.PodCIDR, n.Spec.PodCIDRs = p.String(), []string{p.String()}
 	*slot = n
+	al.filled(in)
 	return nil
 }
 
@@ -122,6 +174,14 @@ func (c *nodeCIDRs) receive(_ *manager, ctx actor.Context, msg any) {
 // forget settles what the node k holds with the store, now that its actor is gone:
 // nothing when it is not stored (deleted, or its create failed), else its podCIDR.
 func (c *nodeCIDRs) forget(m *manager, k objKey) {
+	if !m.env.local(persistence.Key{Resource: "nodes", Name: k.name}) {
+		// Another member hosts the node now: its allocator holds the CIDR.
+		if p, ok := c.held[k]; ok {
+			c.cidr.Release(p)
+			delete(c.held, k)
+		}
+		return
+	}
 	var stored netip.Prefix
 	it, err := m.env.store.Get(persistence.Key{Resource: "nodes", Name: k.name})
 	switch {

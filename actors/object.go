@@ -106,7 +106,12 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		if err == nil {
 			err = a.apply(msg.trace, plan)
 		}
-		a.answer(ctx, a.obj, false, err)
+		if msg.again(err) {
+			msg.object = msg.asked
+			ctx.Forward(ctx.Parent()) // allocated again by the manager, answered then
+		} else {
+			a.answer(ctx, a.obj, false, err)
+		}
 		a.report(ctx)
 		a.settle(ctx)
 	case *updateRequest:
@@ -116,7 +121,10 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		if err == nil {
 			err = a.apply(msg.trace, plan)
 		}
-		if plan.Gone {
+		if msg.again(err) {
+			msg.object = msg.asked
+			ctx.Forward(ctx.Parent())
+		} else if plan.Gone {
 			a.answer(ctx, msg.object, false, err)
 		} else {
 			a.answer(ctx, a.obj, false, err)

@@ -81,6 +81,10 @@ type serviceAllocations struct {
 	ports   *service.Ports
 	held    map[objKey]claims
 	pending map[objKey][]pendingClaim
+	// foreignIPs and foreignPorts: values the store gives to services of other
+	// members (claims.go).
+	foreignIPs   foreign[netip.Addr]
+	foreignPorts foreign[int32]
 	// dnsTaken: a stored service other than kube-dns holds the cluster DNS address
 	// (it was chosen before --cluster-dns named it); kube-dns cannot have it then.
 	dnsTaken bool
@@ -89,14 +93,17 @@ type serviceAllocations struct {
 var _ managerExt = (*serviceAllocations)(nil)
 
 func newServiceAllocations(e *env) *serviceAllocations {
-	return &serviceAllocations{env: e, held: map[objKey]claims{}, pending: map[objKey][]pendingClaim{}}
+	return &serviceAllocations{env: e, held: map[objKey]claims{}, pending: map[objKey][]pendingClaim{},
+		foreignIPs: foreign[netip.Addr]{}, foreignPorts: foreign[int32]{}}
 }
 
 // load rebuilds the allocators from the stored services.
 func (s *serviceAllocations) load(m *manager) {
 	var svcs []*corev1.Service
 	m.env.store.Snapshot("services").Ascend("", "", func(it *persistence.Item) bool {
-		if svc, ok := it.Object.(*corev1.Service); ok {
+		// Another member's services are its allocator's: this one learns of what
+		// they hold from the store when it allocates (heldByAnother).
+		if svc, ok := it.Object.(*corev1.Service); ok && m.env.local(it.Key) {
 			svcs = append(svcs, svc)
 			s.held[objKey{svc.Namespace, svc.Name}] = claimsOf(svc)
 		}
@@ -137,11 +144,12 @@ func (s *serviceAllocations) reservedFor(k objKey, ip netip.Addr) bool {
 // update, refusing a user's choice that is taken or outside its range.
 func (s *serviceAllocations) admit(_ *manager, k objKey, msg routed, seq uint64) error {
 	var slot *runtime.Object
+	var al *allocation
 	switch r := msg.(type) {
 	case *createRequest:
-		slot = &r.object
+		slot, al = &r.object, &r.allocation
 	case *updateRequest:
-		slot = &r.object
+		slot, al = &r.object, &r.allocation
 	default:
 		return nil
 	}
@@ -155,6 +163,7 @@ func (s *serviceAllocations) admit(_ *manager, k objKey, msg routed, seq uint64)
 		return err
 	}
 	*slot = svc
+	al.filled(in)
 	s.pending[k] = append(s.pending[k], pendingClaim{seq: seq, claims: c})
 	return nil
 }
@@ -195,10 +204,13 @@ func (s *serviceAllocations) allocate(k objKey, svc *corev1.Service) (claims, er
 		return claims{}, err
 	}
 
+	key := persistence.Key{Resource: "services", Namespace: k.namespace, Name: k.name}
+	held := func(claim string) bool { return s.env.heldByAnother(key, claim) }
 	switch ip := svc.Spec.ClusterIP; {
 	case svc.Spec.Type == corev1.ServiceTypeExternalName || ip == corev1.ClusterIPNone:
 	case ip == "":
-		a, err := s.ips.AllocateNext(rand.Intn)
+		a, err := allocateFree(func() (netip.Addr, error) { return s.ips.AllocateNext(rand.Intn) }, s.ips.Release,
+			service.ClusterIPClaim, held, s.foreignIPs)
 		if err != nil {
 			return refuse(err, service.ClusterIPPath)
 		}
@@ -212,10 +224,14 @@ func (s *serviceAllocations) allocate(k objKey, svc *corev1.Service) (claims, er
 				Causes: field.ErrorList{field.Invalid(service.ClusterIPPath, ip, "must be a valid IP address")}}
 		}
 		if !s.ours(k, a, 0) && !s.reservedFor(k, a) {
-			if err := s.ips.Allocate(a); err != nil {
+			if err := s.ips.Allocate(a); err != nil && !s.foreignIPs.adopt(a, held) {
 				return refuse(err, service.ClusterIPPath)
 			}
 			fresh.ip = a
+		}
+		// Ours here, but maybe another member's service took it meanwhile.
+		if held(service.ClusterIPClaim(a)) {
+			return refuse(&service.AllocationError{Value: a.String(), Err: service.ErrAllocated}, service.ClusterIPPath)
 		}
 		c.ip = a
 	}
@@ -227,18 +243,26 @@ func (s *serviceAllocations) allocate(k objKey, svc *corev1.Service) (claims, er
 		p := &svc.Spec.Ports[i]
 		switch {
 		case p.NodePort == 0:
-			port, err := s.ports.AllocateNext(rand.Intn)
+			port, err := allocateFree(func() (int32, error) { return s.ports.AllocateNext(rand.Intn) }, s.ports.Release,
+				service.NodePortClaim, held, s.foreignPorts)
 			if err != nil {
 				return refuse(err, service.NodePortPath(i))
 			}
 			p.NodePort = port
 			fresh.ports = append(fresh.ports, port)
-		case slices.Contains(c.ports, p.NodePort) || s.ours(k, netip.Addr{}, p.NodePort):
+		case slices.Contains(c.ports, p.NodePort):
+		case s.ours(k, netip.Addr{}, p.NodePort):
+			if held(service.NodePortClaim(p.NodePort)) { // another member's service took it meanwhile
+				return refuse(&service.AllocationError{Value: p.NodePort, Err: service.ErrAllocated}, service.NodePortPath(i))
+			}
 		default:
-			if err := s.ports.Allocate(p.NodePort); err != nil {
+			if err := s.ports.Allocate(p.NodePort); err != nil && !s.foreignPorts.adopt(p.NodePort, held) {
 				return refuse(err, service.NodePortPath(i))
 			}
 			fresh.ports = append(fresh.ports, p.NodePort)
+			if held(service.NodePortClaim(p.NodePort)) {
+				return refuse(&service.AllocationError{Value: p.NodePort, Err: service.ErrAllocated}, service.NodePortPath(i))
+			}
 		}
 		if !slices.Contains(c.ports, p.NodePort) {
 			c.ports = append(c.ports, p.NodePort)
@@ -296,8 +320,13 @@ func (s *serviceAllocations) settle(k objKey, handled uint64, now claims) {
 }
 
 // forget settles a key whose actor is gone with what the store holds for it: the
-// pending requests died with the actor.
+// pending requests died with the actor. A service now hosted by another member is
+// that member's to allocate for: this one lets go of all it knew of it.
 func (s *serviceAllocations) forget(m *manager, k objKey) {
+	if !m.env.local(persistence.Key{Resource: "services", Namespace: k.namespace, Name: k.name}) {
+		s.settle(k, ^uint64(0), claims{})
+		return
+	}
 	if len(s.pending[k]) == 0 {
 		return
 	}

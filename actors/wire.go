@@ -18,6 +18,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/event"
 	"github.com/kubeactor/kubeactor/actors/kinds"
+	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/resourcequota"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/persistence/command"
@@ -43,6 +44,9 @@ const (
 	wireReply  = "reply"
 	wireKind   = "kind"
 	wireKindOK = "kindreply"
+	// The evictor's requests from node actors on other members.
+	wireEvict       = "evict"
+	wireEvictCancel = "evictcancel"
 )
 
 // errUndecodable: a wire message whose type or value this member does not know.
@@ -164,6 +168,7 @@ var sentinels = map[string]error{
 	"closed":         persistence.ErrClosed,
 	"timeout":        ErrTimeout,
 	"unknownkind":    ErrUnknownResource,
+	"claimed":        persistence.ErrClaimed,
 }
 
 func toWireError(err error) *wireError {
@@ -172,9 +177,9 @@ func toWireError(err error) *wireError {
 	}
 	w := &wireError{Message: err.Error()}
 	for name, s := range sentinels {
-		if errors.Is(err, s) {
+		// ErrClaimed wraps ErrConflict: the narrower one is kept.
+		if errors.Is(err, s) && (w.Is == "" || s == persistence.ErrClaimed) {
 			w.Is = name
-			break
 		}
 	}
 	var st apierrors.APIStatus
@@ -289,6 +294,21 @@ func (m *kindReply) Serialize() (remote.RootSerialized, error) {
 	return toAny(wireKindOK, wireKindReplyMsg{Err: toWireError(m.err)})
 }
 
+// singletonMsg is a message to a singleton on the leader from another member (the
+// node actors' eviction requests).
+type singletonMsg struct{ payload any }
+
+// Serialize makes the message a wire message.
+func (m *singletonMsg) Serialize() (remote.RootSerialized, error) {
+	switch p := m.payload.(type) {
+	case *node.EvictRequest:
+		return toAny(wireEvict, p.Eviction)
+	case *node.EvictCancel:
+		return toAny(wireEvictCancel, p)
+	}
+	return nil, fmt.Errorf("encode %T: not a wire message", m.payload)
+}
+
 // decodeObject decodes the JSON of an object of resource.
 func decodeObject(resource string, b []byte) (runtime.Object, error) {
 	if len(b) == 0 || string(b) == "null" {
@@ -368,6 +388,18 @@ func fromWire(msg any) (any, error) {
 			return nil, fmt.Errorf("%w: kind request without a known payload", errUndecodable)
 		}
 		return m, nil
+	case wireEvict:
+		var w node.Eviction
+		if err := json.Unmarshal(a.Value, &w); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", errUndecodable, name, err)
+		}
+		return &node.EvictRequest{Eviction: w}, nil
+	case wireEvictCancel:
+		var w node.EvictCancel
+		if err := json.Unmarshal(a.Value, &w); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", errUndecodable, name, err)
+		}
+		return &w, nil
 	case wireKindOK:
 		var w wireKindReplyMsg
 		if err := json.Unmarshal(a.Value, &w); err != nil {

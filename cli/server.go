@@ -241,7 +241,11 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 		}
 	}
 
-	opts := persistence.Options{Dir: cfg.DataDir, ChangeLogWindow: cfg.ChangeLogWindow, NewObject: newObject}
+	claims, err := actors.Claims(nodes)
+	if err != nil {
+		return err
+	}
+	opts := persistence.Options{Dir: cfg.DataDir, ChangeLogWindow: cfg.ChangeLogWindow, NewObject: newObject, Claims: claims}
 	peer := &lateHandler{}
 	actorAddr := ""
 	if cfg.Clustered() {

@@ -153,6 +153,7 @@ type groupWrite struct {
 // beginGroup starts a group on the committed state (the overlay is the group's).
 func (s *Store) beginGroup(g *groupWrite) {
 	clear(s.overlay)
+	clear(s.claimOverlay)
 	g.batch = s.db.NewBatch()
 	g.start = s.rev.Load()
 	g.rev = g.start
@@ -162,9 +163,12 @@ func (s *Store) beginGroup(g *groupWrite) {
 // writeTxn decides one transaction against the state plus the group so far and, if
 // accepted, writes it into the group's batch with the next revision.
 func (s *Store) writeTxn(g *groupWrite, r *request) result {
-	ops, err := s.materialize(g.rev+1, r)
+	ops, claimed, err := s.materialize(g.rev+1, r)
 	if err != nil {
 		return result{err: err}
+	}
+	for _, c := range claimed {
+		s.claimOverlay[c.claim] = claimHolder{key: c.key, held: c.held}
 	}
 	g.rev++
 	rev, batch := g.rev, g.batch
@@ -215,9 +219,9 @@ type op struct {
 }
 
 // materialize decides one transaction at revision rev and, if accepted, builds its
-// items and values without touching the batch or the overlay, so that a rejected
-// transaction leaves no trace.
-func (s *Store) materialize(rev int64, r *request) ([]op, error) {
+// items and values and the claims it takes and gives back, without touching the
+// batch or the overlays, so that a rejected transaction leaves no trace.
+func (s *Store) materialize(rev int64, r *request) ([]op, []claimChange, error) {
 	var local map[Key]*Item // this transaction's earlier commands; nil item = deleted
 	lookup := func(k Key) *Item {
 		if it, ok := local[k]; ok {
@@ -237,20 +241,34 @@ func (s *Store) materialize(rev int64, r *request) ([]op, error) {
 	}
 	typesOf, err := decide(state, rev, r.cmds, r.uids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var before, after []claimItem // only with a Claims function
 	ops := make([]op, len(r.cmds))
 	for i, c := range r.cmds {
+		if s.claims != nil {
+			if prev := lookup(c.Key); prev != nil {
+				before = append(before, claimItem{key: c.Key, claims: s.claimsOf(c.Key, prev.Object)})
+			} else {
+				before = append(before, claimItem{key: c.Key})
+			}
+		}
 		var it *Item
 		if typesOf[i] == Deleted {
 			if it, err = tombstone(lookup(c.Key), rev); err != nil {
-				return nil, fmt.Errorf("delete %s: %w", keyString(c.Key), err)
+				return nil, nil, fmt.Errorf("delete %s: %w", keyString(c.Key), err)
 			}
 			ops[i] = op{ev: Event{Type: Deleted, Item: it}}
+			if s.claims != nil {
+				after = append(after, claimItem{key: c.Key})
+			}
 		} else {
 			value, js, err := stamp(c.Object, rev, r.enc[i])
 			if err != nil {
-				return nil, fmt.Errorf("%s %s: %w", opName(c.Op), keyString(c.Key), err)
+				return nil, nil, fmt.Errorf("%s %s: %w", opName(c.Op), keyString(c.Key), err)
+			}
+			if s.claims != nil {
+				after = append(after, claimItem{key: c.Key, claims: s.claimsOf(c.Key, c.Object)})
 			}
 			it = &Item{Key: c.Key, Revision: rev, Object: c.Object, uid: r.uids[i], json: js}
 			ops[i] = op{ev: Event{Type: typesOf[i], Item: it}, value: value}
@@ -266,7 +284,14 @@ func (s *Store) materialize(rev int64, r *request) ([]op, error) {
 			}
 		}
 	}
-	return ops, nil
+	if s.claims == nil {
+		return ops, nil, nil
+	}
+	claimed, err := checkClaims(before, after, s.groupHolder)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ops, claimed, nil
 }
 
 // publish makes a durable group visible to reads, snapshots and watchers.
@@ -274,6 +299,7 @@ func (s *Store) publish(events []Event, rev, compact int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ev := range events {
+		s.publishClaims(ev)
 		k := ev.Item.Key
 		t := s.tree(k.Resource)
 		if ev.Type == Deleted {

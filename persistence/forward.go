@@ -34,7 +34,7 @@ const maxForwardBytes = 64 << 20
 
 // forwardedErrors are the sentinels an error keeps across the hop, by bit.
 var forwardedErrors = []error{ErrNotFound, ErrAlreadyExists, ErrConflict, ErrInvalid,
-	ErrUnknownOutcome, ErrNotLeader, ErrClosed, ErrCompacted, context.Canceled, context.DeadlineExceeded}
+	ErrUnknownOutcome, ErrNotLeader, ErrClosed, ErrCompacted, context.Canceled, context.DeadlineExceeded, ErrClaimed}
 
 // remoteError is an error of the leader as the follower returns it: the leader's
 // message, and the sentinels it wrapped (for errors.Is).

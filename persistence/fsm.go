@@ -420,6 +420,7 @@ func (s *Store) restore(rc io.Reader) error {
 		modRev[res] = rev
 	}
 	s.latest, s.trees, s.modRev, s.modFloor = latest, trees, modRev, rev
+	s.claimOwner = s.rebuildClaims(trees)
 	s.rev.Store(rev)
 	cur := s.changes.Load()
 	next := &logView{firstSeq: cur.nextSeq(), compactRev: rev, notify: make(chan struct{})}

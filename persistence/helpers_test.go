@@ -31,7 +31,7 @@ func openMem(t testing.TB, fs vfs.FS, window int64) *Store {
 	if fs == nil {
 		fs = vfs.NewMem()
 	}
-	s, err := Open(Options{Dir: "db", fs: fs, ChangeLogWindow: window, NewObject: newObject})
+	s, err := Open(Options{Dir: "db", fs: fs, ChangeLogWindow: window, NewObject: newObject, Claims: podCIDRClaims})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

@@ -85,7 +85,7 @@ func (c *cluster) open(name string, rep Replication) *Store {
 	if c.tweak != nil {
 		c.tweak(&rep)
 	}
-	opts := Options{Dir: filepath.Join(c.root, name), InMemory: c.inMem, NewObject: newObject, Replication: &rep}
+	opts := Options{Dir: filepath.Join(c.root, name), InMemory: c.inMem, NewObject: newObject, Replication: &rep, Claims: podCIDRClaims}
 	if fs := c.fs[name]; fs != nil {
 		opts.Dir, opts.fs = "db", fs
 	}

@@ -31,6 +31,10 @@ type Options struct {
 	NewObject func(resource string) (kruntime.Object, error)
 	// Replication, when set, makes the store one replica of a Raft cluster.
 	Replication *Replication
+	// Claims, when set, names the values an object holds that no other object may
+	// hold at the same time (claims.go); it must be a pure function of the object,
+	// the same on every replica.
+	Claims func(resource string, obj kruntime.Object) []string
 
 	fs vfs.FS // tests: the filesystem to open Dir on (strict or fault-injecting)
 }
@@ -42,6 +46,7 @@ type Options struct {
 type Store struct {
 	db          *pebble.DB
 	newObject   func(string) (kruntime.Object, error)
+	claims      func(string, kruntime.Object) []string
 	window      int64
 	compactStep int64
 	log         logrus.FieldLogger
@@ -53,17 +58,19 @@ type Store struct {
 	closed  bool
 
 	// Owned by the committer goroutine.
-	overlay map[Key]*Item // effects of the group being committed; nil item = deleted
-	failed  error         // a failed commit leaves the disk state unknown: refuse writes
+	overlay      map[Key]*Item          // effects of the group being committed; nil item = deleted
+	claimOverlay map[string]claimHolder // the group's claims taken and given back (claims.go)
+	failed       error                  // a failed commit leaves the disk state unknown: refuse writes
 
 	rev atomic.Int64 // last published revision
 
-	mu       sync.RWMutex // guards what follows; the committer writes under it
-	latest   map[Key]*Item
-	trees    map[string]*btree.BTreeG[*Item]
-	modRev   map[string]int64 // per resource: revision of its last change
-	modFloor int64            // modRev is exact only for changes after this revision
-	snaps    snapshotCache
+	mu         sync.RWMutex // guards what follows; the committer writes under it
+	latest     map[Key]*Item
+	claimOwner map[string]Key // who holds each claim (claims.go)
+	trees      map[string]*btree.BTreeG[*Item]
+	modRev     map[string]int64 // per resource: revision of its last change
+	modFloor   int64            // modRev is exact only for changes after this revision
+	snaps      snapshotCache
 
 	// changes is the change log as watchers read it, without taking mu (see logView).
 	changes atomic.Pointer[logView]
@@ -116,18 +123,20 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	s := &Store{
-		db:          db,
-		newObject:   opts.NewObject,
-		window:      window,
-		compactStep: max(1, window/64),
-		log:         log,
-		queue:       make(chan *request, 4096),
-		stopped:     make(chan struct{}),
-		overlay:     make(map[Key]*Item),
-		latest:      make(map[Key]*Item),
-		trees:       make(map[string]*btree.BTreeG[*Item]),
-		modRev:      make(map[string]int64),
-		stats:       newStoreStats(),
+		db:           db,
+		newObject:    opts.NewObject,
+		claims:       opts.Claims,
+		claimOverlay: make(map[string]claimHolder),
+		window:       window,
+		compactStep:  max(1, window/64),
+		log:          log,
+		queue:        make(chan *request, 4096),
+		stopped:      make(chan struct{}),
+		overlay:      make(map[Key]*Item),
+		latest:       make(map[Key]*Item),
+		trees:        make(map[string]*btree.BTreeG[*Item]),
+		modRev:       make(map[string]int64),
+		stats:        newStoreStats(),
 	}
 	if err := s.load(); err != nil {
 		return nil, errors.Join(fmt.Errorf("open store %s: %w", dir, err), db.Close())
@@ -377,6 +386,7 @@ func (s *Store) load() error {
 	if derr := dec.wait(); err != nil || derr != nil {
 		return fmt.Errorf("load: %w", errors.Join(err, derr))
 	}
+	s.claimOwner = s.rebuildClaims(s.trees)
 	s.changes.Store(&logView{events: events, compactRev: compact, notify: make(chan struct{})})
 	return nil
 }

@@ -100,6 +100,25 @@ func (a *CIDRs) AllocateNext() (netip.Prefix, error) {
 	return netip.Prefix{}, ErrCIDRFull
 }
 
+// AllocateRandom takes a free pod CIDR found from a random place (rnd returns a
+// uniform integer in [0, n)), or fails with ErrCIDRFull: for an allocator that lost
+// its lowest free subnet to another one allocating at the same moment.
+func (a *CIDRs) AllocateRandom(rnd func(n int) int) (netip.Prefix, error) {
+	n := len(a.used)
+	if a.count == n {
+		return netip.Prefix{}, ErrCIDRFull
+	}
+	start := rnd(n)
+	for j := range n {
+		if i := (start + j) % n; !a.used[i] {
+			a.used[i] = true
+			a.count++
+			return a.subnet(i), nil
+		}
+	}
+	return netip.Prefix{}, ErrCIDRFull
+}
+
 // Release frees p; releasing a free or foreign CIDR does nothing.
 func (a *CIDRs) Release(p netip.Prefix) {
 	if i, ok := a.index(p); ok && a.used[i] {
@@ -144,3 +163,16 @@ func ipUint(ip netip.Addr) uint32 {
 	b := ip.As4()
 	return uint32(b[0])<<24 | uint32(b[1])<<16 | uint32(b[2])<<8 | uint32(b[3])
 }
+
+// Claim is the store claim (persistence's Options.Claims) of a pod CIDR that is one
+// of the allocator's subnets: no two nodes may hold it. A pod CIDR outside the
+// cluster CIDR is an agent's own choice and claims nothing.
+func (a *CIDRs) Claim(p netip.Prefix) (string, bool) {
+	if _, ok := a.index(p); !ok {
+		return "", false
+	}
+	return PodCIDRClaim(p), true
+}
+
+// PodCIDRClaim names the claim of pod CIDR p.
+func PodCIDRClaim(p netip.Prefix) string { return "podcidr/" + p.String() }

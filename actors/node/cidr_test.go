@@ -150,3 +150,26 @@ func TestRebuildCIDRs(t *testing.T) {
 		})
 	}
 }
+
+func TestCIDRsAllocateRandom(t *testing.T) {
+	for _, start := range []int{0, 1, 3} {
+		a, err := NewCIDRs(netip.MustParsePrefix("10.244.0.0/22"), 24) // 4 subnets
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Allocate(netip.MustParsePrefix("10.244.1.0/24")); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[netip.Prefix]bool{netip.MustParsePrefix("10.244.1.0/24"): true}
+		for range 3 {
+			p, err := a.AllocateRandom(func(int) int { return start })
+			if err != nil || seen[p] {
+				t.Fatalf("start %d: %v %v (seen %v)", start, p, err, seen)
+			}
+			seen[p] = true
+		}
+		if _, err := a.AllocateRandom(func(int) int { return start }); !errors.Is(err, ErrCIDRFull) {
+			t.Fatalf("start %d: full allocator: %v", start, err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -272,4 +273,29 @@ func RebuildPorts(r utilnet.PortRange, services []*corev1.Service) (*Ports, []er
 		}
 	}
 	return a, errs
+}
+
+// ClusterIPClaim and NodePortClaim name the store claims (persistence's
+// Options.Claims) of a service's cluster IP and node ports: no two services may hold
+// one.
+func ClusterIPClaim(ip netip.Addr) string { return "clusterip/" + ip.String() }
+
+// NodePortClaim: see ClusterIPClaim.
+func NodePortClaim(port int32) string { return "nodeport/" + strconv.Itoa(int(port)) }
+
+// Claims are the claims of what svc holds: its cluster IP (unless headless) and its
+// node ports, each once.
+func Claims(svc *corev1.Service) []string {
+	var out []string
+	if ip, err := netip.ParseAddr(svc.Spec.ClusterIP); err == nil {
+		out = append(out, ClusterIPClaim(ip))
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.NodePort != 0 {
+			if c := NodePortClaim(p.NodePort); !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
