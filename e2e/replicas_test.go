@@ -106,6 +106,70 @@ func TestReplicas(t *testing.T) {
 		}
 	})
 
+	t.Run("services through every replica at once get distinct addresses", func(t *testing.T) {
+		// The services are spread over the replicas, each allocating for its own;
+		// the store's claims keep any two from holding one IP or node port.
+		svc := func(name, ip string) *corev1.Service {
+			return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.ServiceSpec{
+				Type: corev1.ServiceTypeNodePort, ClusterIP: ip, Selector: map[string]string{"app": name},
+				Ports: []corev1.ServicePort{{Port: 80}}}}
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 12)
+		for i := range 12 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := clients[i%3].CoreV1().Services("default").Create(ctx, svc(fmt.Sprintf("spread-%d", i), ""), metav1.CreateOptions{})
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("create service: %v", err)
+			}
+		}
+		seen := map[string]string{}
+		for i, cs := range clients {
+			list, err := cs.CoreV1().Services("default").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatalf("list services from %s: %v", rs[i].Name, err)
+			}
+			for _, s := range list.Items {
+				for _, v := range []string{"ip " + s.Spec.ClusterIP, fmt.Sprintf("port %d", s.Spec.Ports[0].NodePort)} {
+					if other, dup := seen[v]; dup && other != s.Name {
+						t.Errorf("%s held by %s and %s", v, other, s.Name)
+					}
+					seen[v] = s.Name
+				}
+			}
+		}
+		// One chosen cluster IP asked for through two replicas at once: one 201, one 422.
+		results := make(chan error, 2)
+		for i := range 2 {
+			go func() {
+				_, err := clients[i].CoreV1().Services("default").Create(ctx, svc(fmt.Sprintf("chosen-%d", i), "10.254.99.99"), metav1.CreateOptions{})
+				results <- err
+			}()
+		}
+		var created, invalid int
+		for range 2 {
+			switch err := <-results; {
+			case err == nil:
+				created++
+			case apierrors.IsInvalid(err):
+				invalid++
+			default:
+				t.Errorf("create with a chosen IP: %v", err)
+			}
+		}
+		if created != 1 || invalid != 1 {
+			t.Fatalf("one IP asked for twice: %d created, %d refused with 422; want 1 and 1", created, invalid)
+		}
+	})
+
 	t.Run("a watch resumes on another replica", func(t *testing.T) {
 		_, rv, err := podState(t, clients[0], metav1.ListOptions{})
 		if err != nil {
