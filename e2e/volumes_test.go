@@ -13,7 +13,8 @@ import (
 )
 
 // TestDockerVolumeTypes: the volume types the agent serves beyond emptyDir, hostPath
-// and secret, on the real engine: downwardAPI files, a gitRepo cloned from a
+// and secret, on the real engine: downwardAPI files, a gitRepo cloned at a named
+// revision (not the head) from a
 // repository the test makes (and one that appears only after the pod: the clone is
 // retried), and the book's types the node does not serve (rbd, iscsi, glusterfs,
 // gcePersistentDisk, awsElasticBlockStore), each of which keeps its pod Pending
@@ -78,6 +79,23 @@ spec:
 
 	t.Run("gitRepo", func(t *testing.T) {
 		repo := gitRepoForTest(t, "<h1>from git</h1>")
+		// A second commit after the one the pod asks for: the volume holds the
+		// revision named, not the branch's head.
+		git := func(args ...string) string {
+			t.Helper()
+			cmd := exec.Command("git", append([]string{"-c", "user.name=e2e", "-c", "user.email=e2e@example.com"}, args...)...)
+			cmd.Dir = repo
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+			return strings.TrimSpace(string(out))
+		}
+		revision := git("rev-parse", "HEAD")
+		if err := os.WriteFile(filepath.Join(repo, "index.html"), []byte("<h1>head</h1>"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git("commit", "-qam", "head")
 		// A repository that does not exist yet: the pod waits, then runs once it does.
 		later := filepath.Join(t.TempDir(), "later")
 		n.create(fmt.Sprintf(`apiVersion: v1
@@ -100,12 +118,13 @@ spec:
   - name: site
     gitRepo:
       repository: file://%s
+      revision: %s
       directory: .
   - name: late
     gitRepo:
       repository: file://%s
       directory: src
-`, repo, later))
+`, repo, revision, later))
 		Eventually(t, 30*time.Second, "an event for the failed clone", func() error {
 			if ev := n.events("gitsite"); !strings.Contains(ev, "FailedMount") || !strings.Contains(ev, "git clone") {
 				return fmt.Errorf("events:\n%s", ev)
