@@ -14,9 +14,8 @@ import (
 
 // TestDockerVolumeTypes: the volume types the agent serves beyond emptyDir, hostPath
 // and secret, on the real engine: downwardAPI files, a gitRepo cloned at a named
-// revision (not the head) from a
-// repository the test makes (and one that appears only after the pod: the clone is
-// retried), and the book's types the node does not serve (rbd, iscsi, glusterfs,
+// revision (not the head) from a repository the test makes (and one that appears
+// only after the pod: the clone is retried), and the book's types the node does not serve (rbd, iscsi, glusterfs,
 // gcePersistentDisk, awsElasticBlockStore), each of which keeps its pod Pending
 // with one clear event naming the type.
 func TestDockerVolumeTypes(t *testing.T) {
