@@ -73,8 +73,8 @@ spec:
 
 // TestVolumeClaims: a hostPath PersistentVolume and a claim bind; a pod of an RC
 // mounts the claim on the Docker node and writes a file; the pod is deleted and the
-// RC's next pod reads the file back. A pod whose claim does not exist is not
-// scheduled and gets a FailedScheduling event naming the claim. kubectl shows the
+// RC's next pod reads the file back. A pod whose claim does not exist, then exists
+// unbound, is not scheduled and gets FailedScheduling events saying so. kubectl shows the
 // volume and the claim Bound.
 func TestVolumeClaims(t *testing.T) {
 	n := startDockerNode(t)
@@ -131,6 +131,25 @@ func TestVolumeClaims(t *testing.T) {
 	})
 	if p, err := n.pod("no-claim"); err != nil || p.Spec.NodeName != "" {
 		t.Fatalf("pod with a missing claim: node %q, %v", p.Spec.NodeName, err)
+	}
+	// The claim made, but no volume fits it (5Gi; the one volume is 1Gi and taken):
+	// the pod still waits, its event now saying the claim is unbound.
+	n.create(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: nope
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 5Gi}}
+`)
+	Eventually(t, 30*time.Second, "FailedScheduling for the unbound claim", func() error {
+		if ev := n.events("no-claim"); !strings.Contains(ev, "unbound immediate PersistentVolumeClaims") {
+			return fmt.Errorf("events:\n%s", ev)
+		}
+		return nil
+	})
+	if p, err := n.pod("no-claim"); err != nil || p.Spec.NodeName != "" || p.Status.Phase != corev1.PodPending {
+		t.Fatalf("pod with an unbound claim: node %q, phase %s, %v", p.Spec.NodeName, p.Status.Phase, err)
 	}
 
 	n.create(claimRC)

@@ -13,10 +13,11 @@ import (
 )
 
 // TestDockerVolumeTypes: the volume types the agent serves beyond emptyDir, hostPath
-// and secret, on the real engine: downwardAPI files, a gitRepo cloned from a
-// repository the test makes (and one that appears only after the pod: the clone is
-// retried), and a type the node does not serve, which keeps the pod Pending with
-// one clear event.
+// and secret, on the real engine: downwardAPI files, a gitRepo cloned at a named
+// revision (not the head) from a repository the test makes (and one that appears
+// only after the pod: the clone is retried), and the book's types the node does not serve (rbd, iscsi, glusterfs,
+// gcePersistentDisk, awsElasticBlockStore), each of which keeps its pod Pending
+// with one clear event naming the type.
 func TestDockerVolumeTypes(t *testing.T) {
 	n := startDockerNode(t)
 
@@ -77,6 +78,23 @@ spec:
 
 	t.Run("gitRepo", func(t *testing.T) {
 		repo := gitRepoForTest(t, "<h1>from git</h1>")
+		// A second commit after the one the pod asks for: the volume holds the
+		// revision named, not the branch's head.
+		git := func(args ...string) string {
+			t.Helper()
+			cmd := exec.Command("git", append([]string{"-c", "user.name=e2e", "-c", "user.email=e2e@example.com"}, args...)...)
+			cmd.Dir = repo
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+			return strings.TrimSpace(string(out))
+		}
+		revision := git("rev-parse", "HEAD")
+		if err := os.WriteFile(filepath.Join(repo, "index.html"), []byte("<h1>head</h1>"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git("commit", "-qam", "head")
 		// A repository that does not exist yet: the pod waits, then runs once it does.
 		later := filepath.Join(t.TempDir(), "later")
 		n.create(fmt.Sprintf(`apiVersion: v1
@@ -99,12 +117,13 @@ spec:
   - name: site
     gitRepo:
       repository: file://%s
+      revision: %s
       directory: .
   - name: late
     gitRepo:
       repository: file://%s
       directory: src
-`, repo, later))
+`, repo, revision, later))
 		Eventually(t, 30*time.Second, "an event for the failed clone", func() error {
 			if ev := n.events("gitsite"); !strings.Contains(ev, "FailedMount") || !strings.Contains(ev, "git clone") {
 				return fmt.Errorf("events:\n%s", ev)
@@ -126,11 +145,23 @@ spec:
 		}
 	})
 
-	t.Run("unsupported type", func(t *testing.T) {
-		n.create(`apiVersion: v1
+	t.Run("unsupported types", func(t *testing.T) {
+		// The book's volume types this node does not serve, one pod each.
+		sources := map[string]string{
+			"rbd":                  "rbd: {monitors: [\"10.16.154.78:6789\"], image: foo, pool: kube, user: admin, fsType: ext4}",
+			"iscsi":                "iscsi: {targetPortal: \"10.0.2.15:3260\", iqn: \"iqn.2001-04.com.example:storage.kube.sys1.xyz\", lun: 0, fsType: ext4}",
+			"glusterfs":            "glusterfs: {endpoints: glusterfs-cluster, path: kube_vol}",
+			"gcePersistentDisk":    "gcePersistentDisk: {pdName: my-data-disk, fsType: ext4}",
+			"awsElasticBlockStore": "awsElasticBlockStore: {volumeID: \"aws://us-east-1a/vol-0123\", fsType: ext4}",
+		}
+		pods := map[string]string{} // pod name -> the event it must get
+		for kind, src := range sources {
+			name := "vol-" + strings.ToLower(kind)
+			pods[name] = "FailedMount: volume data: type " + kind + " is not supported on this node"
+			n.create(fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata:
-  name: ceph
+  name: %s
 spec:
   terminationGracePeriodSeconds: 0
   containers:
@@ -143,34 +174,35 @@ spec:
       mountPath: /data
   volumes:
   - name: data
-    rbd:
-      monitors: ["10.16.154.78:6789"]
-      image: foo
-      pool: kube
-      user: admin
-      fsType: ext4
-`)
-		const msg = "FailedMount: volume data: type rbd is not supported on this node"
-		Eventually(t, 30*time.Second, "the unsupported-volume event", func() error {
-			if ev := n.events("ceph"); !strings.Contains(ev, msg) {
-				return fmt.Errorf("events:\n%s", ev)
-			}
-			return nil
-		})
-		// It stays so: every look over three sync periods (--sync-frequency 2s) finds
-		// it Pending, with no container made.
+    %s
+`, name, src))
+		}
+		for name, msg := range pods {
+			Eventually(t, 30*time.Second, "the unsupported-volume event of "+name, func() error {
+				if ev := n.events(name); !strings.Contains(ev, msg) {
+					return fmt.Errorf("events:\n%s", ev)
+				}
+				return nil
+			})
+		}
+		// They stay so: every look over three sync periods (--sync-frequency 2s)
+		// finds them Pending, with no container made.
 		since := time.Now()
 		Eventually(t, 30*time.Second, "three sync periods of Pending", func() error {
-			p, err := n.pod("ceph")
-			if err != nil {
-				return err
+			for name := range pods {
+				p, err := n.pod(name)
+				if err != nil {
+					return err
+				}
+				if p.Status.Phase != corev1.PodPending {
+					t.Fatalf("%s: phase %s, want Pending", name, p.Status.Phase)
+				}
 			}
-			if p.Status.Phase != corev1.PodPending {
-				t.Fatalf("phase %s, want Pending", p.Status.Phase)
-			}
-			for _, name := range n.dockerPS(true) {
-				if strings.Contains(name, "_ceph_") {
-					t.Fatalf("a container was made for the pod: %s", name)
+			for _, c := range n.dockerPS(true) {
+				for name := range pods {
+					if strings.Contains(c, "_"+name+"_") {
+						t.Fatalf("a container was made for the pod %s: %s", name, c)
+					}
 				}
 			}
 			if time.Since(since) < 6*time.Second {
@@ -178,8 +210,10 @@ spec:
 			}
 			return nil
 		})
-		if ev := n.events("ceph"); strings.Count(ev, msg) != 1 {
-			t.Errorf("want the event once:\n%s", ev)
+		for name, msg := range pods {
+			if ev := n.events(name); strings.Count(ev, msg) != 1 {
+				t.Errorf("%s: want the event once:\n%s", name, ev)
+			}
 		}
 	})
 }

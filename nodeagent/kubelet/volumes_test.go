@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,14 +138,34 @@ func TestMountedFollowsSymlinks(t *testing.T) {
 }
 
 // TestUnsupportedVolumeMessage: the event's words.
+// TestUnsupportedVolumeMessage: each of the book's volume types this node does not
+// serve is refused with a message naming the volume and its type.
 func TestUnsupportedVolumeMessage(t *testing.T) {
-	a := &Agent{cfg: Config{RootDir: t.TempDir()}}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u"}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{
-		{Name: "data", VolumeSource: corev1.VolumeSource{RBD: &corev1.RBDVolumeSource{CephMonitors: []string{"m"}, RBDImage: "i"}}},
-	}}}
-	_, err := a.mountVolumes(context.Background(), pod)
-	if err == nil || err.Error() != "volume data: type rbd is not supported on this node" {
-		t.Errorf("err %v", err)
+	tests := []struct {
+		kind string
+		src  corev1.VolumeSource
+	}{
+		{"rbd", corev1.VolumeSource{RBD: &corev1.RBDVolumeSource{CephMonitors: []string{"m"}, RBDImage: "i"}}},
+		{"iscsi", corev1.VolumeSource{ISCSI: &corev1.ISCSIVolumeSource{TargetPortal: "10.0.2.15:3260", IQN: "iqn.2001-04.com.example:storage.kube.sys1.xyz", Lun: 0, FSType: "ext4"}}},
+		{"glusterfs", corev1.VolumeSource{Glusterfs: &corev1.GlusterfsVolumeSource{EndpointsName: "glusterfs-cluster", Path: "kube_vol"}}},
+		{"gcePersistentDisk", corev1.VolumeSource{GCEPersistentDisk: &corev1.GCEPersistentDiskVolumeSource{PDName: "my-data-disk", FSType: "ext4"}}},
+		{"awsElasticBlockStore", corev1.VolumeSource{AWSElasticBlockStore: &corev1.AWSElasticBlockStoreVolumeSource{VolumeID: "aws://us-east-1a/vol-1", FSType: "ext4"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kind, func(t *testing.T) {
+			a := &Agent{cfg: Config{RootDir: t.TempDir()}}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u"}, Spec: corev1.PodSpec{Volumes: []corev1.Volume{
+				{Name: "data", VolumeSource: tt.src},
+			}}}
+			_, err := a.mountVolumes(context.Background(), pod)
+			if want := "volume data: type " + tt.kind + " is not supported on this node"; err == nil || err.Error() != want {
+				t.Errorf("err %v, want %q", err, want)
+			}
+			var u unsupportedVolume
+			if !errors.As(err, &u) {
+				t.Errorf("err %T is not an unsupportedVolume", err)
+			}
+		})
 	}
 }
 

@@ -83,3 +83,28 @@ func TestDeadContainersToRemove(t *testing.T) {
 		})
 	}
 }
+
+// TestDeadContainersMinimumAge: --minimum-container-ttl-duration decides which dead
+// containers may go at all, whatever the other limits say.
+func TestDeadContainersMinimumAge(t *testing.T) {
+	// Instance i of a/web died at t0 + i min + 30 s; gone/web's two likewise.
+	all := join(dead("a", "web", 5), dead("gone", "web", 2))
+	tests := []struct {
+		name   string
+		minAge time.Duration
+		now    time.Time
+		want   []string
+	}{
+		{"none dead long enough", 2 * time.Hour, t0.Add(time.Hour), nil},
+		{"only the long dead go", 90 * time.Second, t0.Add(3*time.Minute + time.Second), []string{"a-web-0", "a-web-1", "gone-web-0", "gone-web-1"}},
+		{"zero: every removable one", 0, t0.Add(5 * time.Minute), []string{"a-web-0", "a-web-1", "a-web-2", "a-web-3", "gone-web-0", "gone-web-1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DeadContainersToRemove(all, map[string]bool{"a": true}, 0, 0, tt.minAge, tt.now)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("remove %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
