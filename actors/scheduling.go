@@ -104,6 +104,7 @@ type schedulerActor struct {
 	queue   *scheduler.Queue       // pods waiting for a decision, queued or backing off
 	binds   map[string]*binding    // bindings sent, not yet answered
 	span    trace.Span             // the round's span, when traced (tracing.go)
+	bidTime []time.Duration        // by shard: from the round's start to its bid, when traced
 	changed bool                   // room appeared: retry the backing-off pods now
 	events  event.Aggregator       // combines a pod's FailedScheduling events
 	budget  *scheduler.EventBudget // rate of FailedScheduling writes; holds the excess per pod
@@ -542,7 +543,11 @@ func (s *schedulerActor) claim(ns, name string) *corev1.PersistentVolumeClaim {
 // messages deferred during it are handled.
 func (s *schedulerActor) bidIn(ctx actor.Context, msg *bidReply) {
 	r := s.round
-	if r == nil || !r.Answer(msg.seq, msg.shard, msg.decision) {
+	if r == nil {
+		return
+	}
+	s.bidTimed(r, msg) // tracing.go
+	if !r.Answer(msg.seq, msg.shard, msg.decision) {
 		return
 	}
 	s.decide(ctx, r)

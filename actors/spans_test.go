@@ -7,7 +7,11 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
+	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 	"github.com/kubeactor/kubeactor/tracing"
 )
 
@@ -94,6 +98,11 @@ func TestSpansOfAPodsStory(t *testing.T) {
 	if round.Attributes["node"] != "n1" || round.Attributes["result"] != "bound" || round.Attributes["candidates"] != "1" {
 		t.Errorf("round attributes %v", round.Attributes)
 	}
+	// The round's bid time of each of the 2 shards (no timing asserted: only that
+	// both shards' times are there).
+	if bids := strings.Split(strings.Trim(round.Attributes["shard.bid_ms"], "[]"), ","); len(bids) != 2 {
+		t.Errorf("round's shard.bid_ms %q: want one time per shard (2)", round.Attributes["shard.bid_ms"])
+	}
 	if chain[2].Attributes["decided.creates"] != "2" {
 		t.Errorf("sync attributes %v", chain[2].Attributes)
 	}
@@ -111,4 +120,77 @@ func spanNames(ns []*tracing.Node) []string {
 		}
 	}
 	return out
+}
+
+// TestSpansOfAnRCsDecisions: an RC's sync spans say what each sync decided: the
+// orphans it adopted when created over them, the pod it released when that pod's
+// labels stopped matching, and the pod it created to replace it.
+func TestSpansOfAnRCsDecisions(t *testing.T) {
+	store := openStore(t)
+	tr, err := tracing.New(tracing.Options{Sampling: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
+		SyncPacing: -1, Tracer: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	ctx, req := tr.Start(context.Background(), "test")
+	defer req.End()
+	for i := 0; i < 2; i++ {
+		p := newPod("default", fmt.Sprintf("orphan-%d", i)).obj()
+		p.Labels = map[string]string{"app": "web"}
+		if _, err := s.Create(ctx, podKey("default", p.Name), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Create(ctx, rcKey("default", "web"), newRC("default", "web", 2)); err != nil {
+		t.Fatal(err)
+	}
+	// decided returns the sum of attr over the RC's sync spans. A sync that runs
+	// before the adoption it asked for is stored asks for it again, so adoptions
+	// and releases are counted at least once per pod.
+	decided := func(attr string) int64 {
+		var n int64
+		for _, sp := range tr.Store().Object("replicationcontrollers/default/web") {
+			for _, kv := range sp.Attrs {
+				if sp.Name == "replicationcontrollers sync" && string(kv.Key) == attr {
+					n += kv.Value.AsInt64()
+				}
+			}
+		}
+		return n
+	}
+	waitFor(t, "the 2 orphans adopted, in a sync's span", func() error {
+		if owned, _ := rcPods(store, "default", "web"); len(owned) != 2 {
+			return fmt.Errorf("%d owned", len(owned))
+		}
+		if n := decided("decided.adopted"); n < 2 {
+			return fmt.Errorf("decided.adopted %d", n)
+		}
+		return nil
+	})
+	it, err := store.Get(persistence.Key{Resource: "pods", Namespace: "default", Name: "orphan-0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := it.Object.(*corev1.Pod).DeepCopy()
+	next.Labels = map[string]string{"app": "debug"}
+	if _, err := s.Update(ctx, podKey("default", "orphan-0"), next, command.Preconditions{ResourceVersion: it.Revision}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "orphan-0 released and replaced, in the syncs' spans", func() error {
+		if n := decided("decided.released"); n < 1 {
+			return fmt.Errorf("decided.released %d", n)
+		}
+		if n := decided("decided.creates"); n != 1 {
+			return fmt.Errorf("decided.creates %d", n)
+		}
+		return nil
+	})
+	if n := decided("decided.deletes"); n != 0 {
+		t.Errorf("decided.deletes %d, want none", n)
+	}
 }

@@ -197,6 +197,21 @@ func (s *schedulerActor) traceRound(key string) {
 	}
 	_, s.span = s.env.tracer.Start(parent, "scheduler round",
 		trace.WithAttributes(tracing.ObjectKey.String(k), attribute.String("actor.kind", "scheduler")))
+	s.bidTime = s.bidTime[:0]
+}
+
+// bidTimed notes, for a traced round, how long the shard of msg took to bid: from
+// the round's start until its answer arrived (its mailbox wait and its Decide).
+func (s *schedulerActor) bidTimed(r *scheduler.Round, msg *bidReply) {
+	if s.span == nil || !s.span.IsRecording() || msg.seq != r.Seq || msg.shard < 0 {
+		return
+	}
+	for len(s.bidTime) <= msg.shard {
+		s.bidTime = append(s.bidTime, -1)
+	}
+	if s.bidTime[msg.shard] < 0 {
+		s.bidTime[msg.shard] = time.Since(s.began)
+	}
 }
 
 // roundDone ends the round's span with its decision; it returns the span context the
@@ -215,6 +230,13 @@ func (s *schedulerActor) roundDone(d scheduler.Decision, result string) trace.Sp
 		}
 		if len(d.Reasons) > 0 {
 			attrs = append(attrs, attribute.String("rejected", fmt.Sprint(d.Reasons)))
+		}
+		if len(s.bidTime) > 0 { // by shard, in milliseconds
+			ms := make([]float64, len(s.bidTime))
+			for i, t := range s.bidTime {
+				ms[i] = millis(t)
+			}
+			attrs = append(attrs, attribute.Float64Slice("shard.bid_ms", ms))
 		}
 		sp.SetAttributes(attrs...)
 	}

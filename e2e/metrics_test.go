@@ -79,6 +79,16 @@ func TestMetricsScrapedByPrometheus(t *testing.T) {
 		{"pod statuses updated by the agent", `sum(apiserver_request_total{verb="PUT",resource="pods",subresource="status"})`, func(v float64) bool { return v >= metricsPods }},
 		{"pod actors' messages", `kubeactor_actor_messages_total{kind="pods"}`, func(v float64) bool { return v > 0 }},
 		{"store fsyncs timed", `kubeactor_store_fsync_duration_seconds_count`, func(v float64) bool { return v > 0 }},
+		// The rest of the issue's names: each has a sample, and counts what it should.
+		{"pod creates' latency", `sum(apiserver_request_duration_seconds_count{verb="POST",resource="pods"})`, func(v float64) bool { return v > 0 }},
+		{"open watches", `sum(apiserver_registered_watchers)`, func(v float64) bool { return v > 0 }},
+		{"store applies timed", `sum(kubeactor_store_apply_duration_seconds_count)`, func(v float64) bool { return v > 0 }},
+		{"scheduling attempts timed", `scheduler_scheduling_attempt_duration_seconds_count`, func(v float64) bool { return v >= metricsPods }},
+		{"pending pods", `scheduler_pending_pods`, func(v float64) bool { return v >= 0 }},
+		{"pod actors' mailbox depth", `kubeactor_actor_mailbox_depth{kind="pods"}`, func(v float64) bool { return v >= 0 }},
+		{"pod actors' handling time", `kubeactor_actor_handling_seconds_count{kind="pods"}`, func(v float64) bool { return v > 0 }},
+		{"pod actors' restarts", `kubeactor_actor_restarts_total{kind="pods"}`, func(v float64) bool { return v >= 0 }},
+		{"containers running on the agent", `sum(kubelet_running_containers{job="kubeactor-agent"})`, func(v float64) bool { return v >= metricsPods }},
 	}
 	for _, c := range checks {
 		Eventually(t, 60*time.Second, c.what, func() error {

@@ -48,6 +48,8 @@ func TestTraceAcrossNode(t *testing.T) {
 		flags []string
 		check func(h gateway.TraceHistory, node string) error
 		text  []string // in the text output too
+		// explain is in `kubeactor explain pod/NAME`: the node agent's last sync.
+		explain string
 	}{
 		{
 			name:  "agent tracing on",
@@ -69,7 +71,8 @@ func TestTraceAcrossNode(t *testing.T) {
 				}
 				return fmt.Errorf("no trace from the request to the container's start: %v", errs)
 			},
-			text: []string{"pod sync", "container create", "container start", "probe transition", "k8s.node="},
+			text:    []string{"pod sync", "container create", "container start", "probe transition", "k8s.node="},
+			explain: "last sync by the node agent of ",
 		},
 		{
 			name:  "agent tracing off",
@@ -94,7 +97,8 @@ func TestTraceAcrossNode(t *testing.T) {
 				}
 				return nil
 			},
-			text: []string{"pods binding"},
+			text:    []string{"pods binding"},
+			explain: "no sync by the node agent of ",
 		},
 	}
 	for _, tc := range tests {
@@ -136,6 +140,11 @@ func TestTraceAcrossNode(t *testing.T) {
 				}
 			}
 			t.Logf("kubeactor trace pod/%s:\n%s", pod, r.Stdout)
+			x := n.s.Kubeactor(t, "", "explain", "pod/"+pod)
+			if want := tc.explain + n.name; x.Err != nil || !strings.Contains(x.Stdout, want) {
+				t.Errorf("explain pod/%s lacks %q (%v %s):\n%s", pod, want, x.Err, x.Stderr, x.Stdout)
+			}
+			t.Logf("kubeactor explain pod/%s:\n%s", pod, x.Stdout)
 		})
 	}
 }

@@ -203,6 +203,19 @@ lastTimestamp: %[2]s
 	wantLink := resp.StatusCode == http.StatusOK
 	waitDOM(t, ctx, 30*time.Second, fmt.Sprintf("the trace link shown=%v (the path answers %d)", wantLink, resp.StatusCode),
 		fmt.Sprintf(`(document.getElementById('trace-link') !== null) === %v`, wantLink))
+	// Its explanation (the explain path's lines) and its trace as a tree: the pod's
+	// story from the RC's sync to the binding, each span indented below its cause.
+	waitDOM(t, ctx, 30*time.Second, "the pod's page shows its explanation",
+		`(document.getElementById('pod-explain')?.innerText || '').includes('node: ui-0') && document.getElementById('pod-explain').innerText.includes('scheduled on ui-0')`)
+	if wantLink {
+		waitDOM(t, ctx, 30*time.Second, "the pod's page shows its trace from the RC's sync to the binding",
+			`(() => { const rows = [...document.querySelectorAll('#pod-trace tr[data-span]')];
+			  const at = (n) => rows.findIndex(r => r.dataset.span === n);
+			  const indent = (n) => Number(rows[at(n)].cells[3].firstChild.dataset.depth);
+			  return at('replicationcontrollers sync') >= 0 && at('scheduler round') > at('replicationcontrollers sync') &&
+			    at('pods binding') > at('scheduler round') && indent('pods binding') > indent('scheduler round') &&
+			    indent('scheduler round') > indent('replicationcontrollers sync'); })()`)
+	}
 
 	// The events page lists it, with a link to the pod.
 	if err := chromedp.Do(ctx, chromedp.Click(`nav a[data-page="events"]`)); err != nil {
@@ -366,8 +379,11 @@ func TestUIScreenshots(t *testing.T) {
 	shots := []struct{ file, hash, ready string }{
 		{"nodes.png", "#/nodes", rows("ui-0") + `.length === 1`},
 		{"pods.png", "#/pods", rows("frontend-") + `.filter(r => r.dataset.status === 'Running').length === 3`},
-		{"pod.png", "#/pods/default/" + pod, `document.getElementById('pod-summary')?.dataset.status === 'Running'`},
+		{"pod.png", "#/pods/default/" + pod, `document.getElementById('pod-summary')?.dataset.status === 'Running' && ` +
+			`document.getElementById('pod-explain') !== null && document.querySelector('#pod-trace tr[data-span="pods binding"]') !== null`},
+		{"rcs.png", "#/rcs", rows("frontend") + `.length === 1`},
 		{"services.png", "#/services", rows("frontend") + `.some(r => r.innerText.split(':').length > 3)`},
+		{"events.png", "#/events", `document.querySelectorAll('#content tbody tr').length > 0`},
 	}
 	navigate(t, ctx, s.URL+"/ui")
 	for _, sh := range shots {

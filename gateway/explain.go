@@ -31,6 +31,9 @@ type Explanation struct {
 	Evaluation *scheduler.Evaluation `json:"evaluation,omitempty"`
 	// Node is a node's readiness and what eviction would do.
 	Node *NodeState `json:"node,omitempty"`
+	// NodeSync is the node agent's last traced sync of a bound pod (from the spans
+	// kept; nil when its agent does not trace or none is kept).
+	NodeSync *NodeSync `json:"nodeSync,omitempty"`
 	// Syncs are an RC's recent syncs that decided something (from the traces kept).
 	Syncs []SyncDecision `json:"syncs,omitempty"`
 	// Partial names the master replicas whose spans are missing from Syncs (they
@@ -44,10 +47,29 @@ type SyncDecision struct {
 	Time    string `json:"time"`
 	Creates string `json:"creates,omitempty"`
 	Deletes string `json:"deletes,omitempty"`
+	// Adopted and Released count the pods the sync took over (orphans its selector
+	// matches) and let go (owned pods whose labels no longer match).
+	Adopted  string `json:"adopted,omitempty"`
+	Released string `json:"released,omitempty"`
 	// WaitingCreates and WaitingDeletes are the RC's expectations at the sync: pod
 	// writes it asked for and had not yet seen, which hold further ones back.
 	WaitingCreates string `json:"waitingCreates,omitempty"`
 	WaitingDeletes string `json:"waitingDeletes,omitempty"`
+}
+
+// NodeSync is one sync of a pod by its node agent, from the sync's span: what woke
+// it, what it decided and what it did.
+type NodeSync struct {
+	Node     string `json:"node,omitempty"`
+	TraceID  string `json:"traceId"`
+	Time     string `json:"time"`
+	Duration string `json:"duration"`
+	// Result is the span's attributes: woken.by, the plan (plan.*), requeue,
+	// finished, and error when the sync failed.
+	Result map[string]string `json:"result"`
+	// Steps are the sync's children in order: image pulls, container creates and
+	// starts, probe transitions, each with its outcome.
+	Steps []string `json:"steps,omitempty"`
 }
 
 func (s *Server) explain(c echo.Context) error {
@@ -63,8 +85,13 @@ func (s *Server) explain(c echo.Context) error {
 	switch o := it.Object.(type) {
 	case *corev1.Pod:
 		s.explainPod(&x, o)
+		if o.Spec.NodeName != "" {
+			spans, related, partial := s.objectSpans(c, key)
+			x.Partial = partial
+			explainNodeSync(&x, o.Spec.NodeName, spans, related)
+		}
 	case *corev1.ReplicationController:
-		spans, partial := s.objectSpans(c, key)
+		spans, _, partial := s.objectSpans(c, key)
 		x.Partial = partial
 		s.explainRC(&x, o, spans)
 	case *corev1.Node:
@@ -123,6 +150,65 @@ func (s *Server) explainPod(x *Explanation, p *corev1.Pod) {
 		case cs.State.Terminated != nil:
 			add("container %s: terminated (%s, exit %d)", cs.Name, cs.State.Terminated.Reason, cs.State.Terminated.ExitCode)
 		}
+	}
+}
+
+// explainNodeSync words the last "pod sync" span among spans (about the pod, oldest
+// first) and its children among related (the spans of the same traces).
+func explainNodeSync(x *Explanation, node string, spans, related []tracing.Span) {
+	var last *tracing.Span
+	for i := range spans {
+		if spans[i].Name == "pod sync" {
+			last = &spans[i]
+		}
+	}
+	if last == nil {
+		x.Lines = append(x.Lines, fmt.Sprintf("no sync by the node agent of %s is kept (its tracing is off, or its spans were not kept)", node))
+		return
+	}
+	ns := &NodeSync{Node: node, TraceID: last.TraceID.String(), Time: last.Start.UTC().Format("15:04:05.000"),
+		Duration: last.End.Sub(last.Start).Round(time.Microsecond).String(), Result: map[string]string{}}
+	for _, kv := range last.Attrs {
+		switch k := string(kv.Key); {
+		case k == string(tracing.NodeKey):
+			ns.Node = kv.Value.Emit()
+		case k == "woken.by", k == "requeue", k == "finished", k == "error", strings.HasPrefix(k, "plan."):
+			ns.Result[k] = kv.Value.Emit()
+		}
+	}
+	var kids []tracing.Span
+	for _, sp := range related {
+		if sp.TraceID == last.TraceID && sp.Parent == last.SpanID {
+			kids = append(kids, sp)
+		}
+	}
+	sort.SliceStable(kids, func(i, j int) bool { return kids[i].Start.Before(kids[j].Start) })
+	for _, k := range kids {
+		step := fmt.Sprintf("%s %s", k.Name, k.End.Sub(k.Start).Round(time.Microsecond))
+		for _, kv := range k.Attrs {
+			switch kv.Key {
+			case "container.name", "image", "probe", "container", "result", "error":
+				if v := kv.Value.Emit(); v != "" {
+					step += fmt.Sprintf(" %s=%s", kv.Key, v)
+				}
+			}
+		}
+		ns.Steps = append(ns.Steps, step)
+	}
+	x.NodeSync = ns
+	keys := make([]string, 0, len(ns.Result))
+	for k := range ns.Result {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	result := make([]string, len(keys))
+	for i, k := range keys {
+		result[i] = k + "=" + ns.Result[k]
+	}
+	x.Lines = append(x.Lines, fmt.Sprintf("last sync by the node agent of %s at %s (trace %s), %s: %s",
+		ns.Node, ns.Time, ns.TraceID, ns.Duration, strings.Join(result, " ")))
+	for _, st := range ns.Steps {
+		x.Lines = append(x.Lines, "  "+st)
 	}
 }
 
@@ -292,17 +378,24 @@ func (s *Server) explainRC(x *Explanation, rc *corev1.ReplicationController, spa
 				d.Creates = kv.Value.Emit()
 			case "decided.deletes":
 				d.Deletes = kv.Value.Emit()
+			case "decided.adopted":
+				d.Adopted = kv.Value.Emit()
+			case "decided.released":
+				d.Released = kv.Value.Emit()
 			case "waiting.creates":
 				d.WaitingCreates = kv.Value.Emit()
 			case "waiting.deletes":
 				d.WaitingDeletes = kv.Value.Emit()
 			}
 		}
-		if d.Creates == "" && d.Deletes == "" && d.WaitingCreates == "" && d.WaitingDeletes == "" {
+		if d.Creates == "" && d.Deletes == "" && d.Adopted == "" && d.Released == "" && d.WaitingCreates == "" && d.WaitingDeletes == "" {
 			continue
 		}
 		x.Syncs = append(x.Syncs, d)
 		line := fmt.Sprintf("sync at %s (trace %s): %s creates, %s deletes", d.Time, d.TraceID, orZero(d.Creates), orZero(d.Deletes))
+		if d.Adopted != "" || d.Released != "" {
+			line += fmt.Sprintf(", %s adopted, %s released", orZero(d.Adopted), orZero(d.Released))
+		}
 		if d.WaitingCreates != "" || d.WaitingDeletes != "" {
 			line += fmt.Sprintf("; expectations outstanding: %s creates and %s deletes it asked for and has not seen yet (nothing more until they appear)",
 				orZero(d.WaitingCreates), orZero(d.WaitingDeletes))

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,6 +23,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/tracing"
 )
 
 // explainNow is the explain tests' clock.
@@ -29,6 +32,12 @@ var explainNow = time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 // explainServer is a gateway without a control plane (reads need none) over a real
 // in-memory store holding objs, with the given scheduler policy.
 func explainServer(t *testing.T, policy []byte, objs ...runtime.Object) *httptest.Server {
+	t.Helper()
+	return tracedExplainServer(t, nil, policy, objs...)
+}
+
+// tracedExplainServer is explainServer with a tracer (whose store the test fills).
+func tracedExplainServer(t *testing.T, tr *tracing.Tracer, policy []byte, objs ...runtime.Object) *httptest.Server {
 	t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
@@ -52,7 +61,7 @@ func explainServer(t *testing.T, policy []byte, objs ...runtime.Object) *httptes
 		}
 	}
 	srv, err := New(Config{Store: store, Log: log, OpenAPI: http.NotFoundHandler(), Now: func() time.Time { return explainNow },
-		SchedulerPolicy: policy, NodeMonitoring: node.Config{PodEvictionTimeout: 5 * time.Minute}})
+		SchedulerPolicy: policy, NodeMonitoring: node.Config{PodEvictionTimeout: 5 * time.Minute}, Tracer: tr})
 	if err != nil {
 		t.Fatalf("new gateway: %v", err)
 	}
@@ -331,5 +340,115 @@ func TestExplainBadPolicy(t *testing.T) {
 		if _, err := New(Config{Store: store, OpenAPI: http.NotFoundHandler(), SchedulerPolicy: []byte(p)}); err == nil {
 			t.Errorf("policy %s accepted", p)
 		}
+	}
+}
+
+// TestExplainFromSpans: what explain reads from the spans kept. A bound pod's
+// explanation holds its node agent's last sync (what woke it, its plan and result,
+// and its steps in order) or says none is kept; an RC's holds each sync's
+// decisions: creates, deletes, adopted, released, and the expectations outstanding.
+func TestExplainFromSpans(t *testing.T) {
+	at := func(ms int) time.Time { return explainNow.Add(time.Duration(ms) * time.Millisecond) }
+	tid := trace.TraceID{1}
+	span := func(id, parent byte, name string, from, to int, attrs ...attribute.KeyValue) tracing.Span {
+		sp := tracing.Span{TraceID: tid, SpanID: trace.SpanID{id}, Name: name, Start: at(from), End: at(to), Attrs: attrs}
+		if parent != 0 {
+			sp.Parent = trace.SpanID{parent}
+		}
+		for _, kv := range attrs {
+			if kv.Key == tracing.ObjectKey {
+				sp.Object = kv.Value.AsString()
+			}
+		}
+		return sp
+	}
+	pod := tracing.ObjectKey.String("pods/default/web")
+	rc := tracing.ObjectKey.String("replicationcontrollers/default/rc")
+	node := tracing.NodeKey.String("n1")
+	tests := []struct {
+		name  string
+		spans []tracing.Span
+		path  string
+		check func(x Explanation) error
+		lines []string
+	}{
+		{
+			name: "pod: the agent's last sync and its steps",
+			spans: []tracing.Span{
+				span(1, 0, "pod sync", 0, 5, pod, node, attribute.String("woken.by", "pod changed"), attribute.String("requeue", "0s")),
+				span(2, 0, "pod sync", 10, 900, pod, node, attribute.String("woken.by", "pod changed"),
+					attribute.Bool("plan.createSandbox", true), attribute.Int("plan.start", 1), attribute.String("requeue", "10s"),
+					attribute.Bool("finished", false), attribute.String("pod.uid", "u")),
+				span(4, 2, "container create", 700, 750, attribute.String("container.name", "k8s_web.1"), attribute.String("image", "busybox")),
+				span(3, 2, "image pull", 20, 690, attribute.String("image", "busybox"), attribute.String("error", "")),
+				span(5, 2, "container start", 750, 880, attribute.String("container.id", "c1")),
+				span(6, 1, "container start", 1, 2), // another sync's
+			},
+			path: "/pods/default/web",
+			check: func(x Explanation) error {
+				ns := x.NodeSync
+				if ns == nil || ns.Node != "n1" || ns.Time != "10:00:00.010" || ns.Duration != "890ms" || len(ns.Steps) != 3 ||
+					ns.Result["plan.start"] != "1" || ns.Result["requeue"] != "10s" || ns.Result["pod.uid"] != "" {
+					return fmt.Errorf("node sync %+v", ns)
+				}
+				return nil
+			},
+			lines: []string{"last sync by the node agent of n1 at 10:00:00.010 (trace 01000000000000000000000000000000), 890ms: " +
+				"finished=false plan.createSandbox=true plan.start=1 requeue=10s woken.by=pod changed",
+				"  image pull 670ms image=busybox\n  container create 50ms container.name=k8s_web.1 image=busybox\n  container start 130ms"},
+		},
+		{
+			name:  "pod: no sync kept",
+			spans: []tracing.Span{span(1, 0, "pods binding", 0, 5, pod)},
+			path:  "/pods/default/web",
+			check: func(x Explanation) error {
+				if x.NodeSync != nil {
+					return fmt.Errorf("node sync %+v", x.NodeSync)
+				}
+				return nil
+			},
+			lines: []string{"no sync by the node agent of n1 is kept"},
+		},
+		{
+			name: "rc: what its syncs decided",
+			spans: []tracing.Span{
+				span(1, 0, "replicationcontrollers sync", 0, 1, rc, attribute.Int("decided.adopted", 2), attribute.Int("decided.creates", 1)),
+				span(2, 0, "replicationcontrollers sync", 5, 6, rc),
+				span(3, 0, "replicationcontrollers sync", 10, 11, rc, attribute.Int("decided.released", 1),
+					attribute.Int("decided.creates", 1), attribute.Int("waiting.creates", 1)),
+			},
+			path: "/replicationcontrollers/default/rc",
+			check: func(x Explanation) error {
+				if len(x.Syncs) != 2 || x.Syncs[0].Adopted != "2" || x.Syncs[1].Released != "1" || x.Syncs[1].WaitingCreates != "1" {
+					return fmt.Errorf("syncs %+v", x.Syncs)
+				}
+				return nil
+			},
+			lines: []string{"sync at 10:00:00.000 (trace 01000000000000000000000000000000): 1 creates, 0 deletes, 2 adopted, 0 released",
+				"sync at 10:00:00.010 (trace 01000000000000000000000000000000): 1 creates, 0 deletes, 0 adopted, 1 released; expectations outstanding: 1 creates"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := tracing.New(tracing.Options{Sampling: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sp := range tc.spans {
+				tr.Store().Add(sp)
+			}
+			r := st.NewRC("rc", "app", "rc")
+			hs := tracedExplainServer(t, tr, nil, st.NewNode("n1").Obj(), onNode(st.NewPod("web").Obj(), "n1", false), r)
+			x := getExplanation(t, hs, tc.path)
+			if err := tc.check(x); err != nil {
+				t.Error(err)
+			}
+			text := strings.Join(x.Lines, "\n")
+			for _, l := range tc.lines {
+				if !strings.Contains(text, l) {
+					t.Errorf("no %q in:\n%s", l, text)
+				}
+			}
+		})
 	}
 }

@@ -201,15 +201,24 @@ func (s *Server) traces(c echo.Context) error {
 // objectSpans returns the spans about the object key of request c (the explain
 // path's), oldest first: this replica's, and on a replicated server every replica's
 // (their histories, the first round of gatherHistories), with the replicas that did
-// not answer.
-func (s *Server) objectSpans(c echo.Context, key string) ([]tracing.Span, []string) {
+// not answer. related are all the spans kept of the same traces (the children of
+// the spans about the object among them).
+func (s *Server) objectSpans(c echo.Context, key string) (about, related []tracing.Span, partial []string) {
 	st := s.tracer.Store()
 	req := c.Request()
 	if _, peer := peerOf(req); peer || !s.replica.Replicated() || c.QueryParam("local") == "true" {
 		if st == nil {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return st.Object(key), nil
+		about = st.Object(key)
+		seen := map[trace.TraceID]bool{}
+		for _, sp := range about {
+			if !seen[sp.TraceID] {
+				seen[sp.TraceID] = true
+				related = append(related, st.Trace(sp.TraceID)...)
+			}
+		}
+		return about, related, nil
 	}
 	h := TraceHistory{Object: key, Traces: []tracing.Trace{}}
 	if st != nil {
@@ -217,14 +226,14 @@ func (s *Server) objectSpans(c echo.Context, key string) ([]tracing.Span, []stri
 	}
 	path := TracesPath + strings.TrimPrefix(req.URL.Path, ExplainPath)
 	merged := s.gatherHistories(c, path, key, h, false)
-	var out []tracing.Span
-	for _, sp := range tracing.SpansOf(merged.Traces) {
+	related = tracing.SpansOf(merged.Traces)
+	for _, sp := range related {
 		if sp.Object == key {
-			out = append(out, sp)
+			about = append(about, sp)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Start.Before(out[j].Start) })
-	return out, merged.Partial
+	sort.SliceStable(about, func(i, j int) bool { return about[i].Start.Before(about[j].Start) })
+	return about, related, merged.Partial
 }
 
 // wholeTraces returns every span this replica keeps of the traces ids (hex).

@@ -11,14 +11,17 @@ import (
 )
 
 // TestOTLPExport: with an endpoint set, finished spans are posted to it as OTLP
-// (protobuf over HTTP, path /v1/traces) by the time Shutdown returns.
+// (protobuf over HTTP, path /v1/traces) by the time Shutdown returns: the receiver
+// decodes the ExportTraceServiceRequest and finds the span.
 func TestOTLPExport(t *testing.T) {
 	var posts, bytes atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.URL.Path == "/v1/traces" && r.Header.Get("Content-Type") == "application/x-protobuf" {
 			b, _ := io.ReadAll(r.Body)
-			posts.Add(1)
-			bytes.Add(int64(len(b)))
+			if spans, err := Decode(b); err == nil && len(spans) == 1 && spans[0].Name == "exported" {
+				posts.Add(1)
+				bytes.Add(int64(len(b)))
+			}
 		}
 		w.WriteHeader(http.StatusOK)
 	}))

@@ -302,6 +302,12 @@ func (c *Controller) Sync(fx control.Effects) {
 		c.send(name, opDelete)
 	}
 	patchPods(fx, all, append(plan.Adopt, plan.Release...))
+	if n := len(plan.Adopt); n > 0 { // the sync's span says what it took over and let go (explain)
+		fx.Note("decided.adopted", n)
+	}
+	if n := len(plan.Release); n > 0 {
+		fx.Note("decided.released", n)
+	}
 	if len(plan.Create)+len(plan.Delete) > 0 {
 		fx.Log().WithFields(logrus.Fields{"create": len(plan.Create), "delete": len(plan.Delete)}).Debug("rc sync")
 	}

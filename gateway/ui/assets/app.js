@@ -417,13 +417,16 @@ const pages = {
       pods: `/api/v1/namespaces/${encodeURIComponent(ns)}/pods?fieldSelector=${encodeURIComponent('metadata.name=' + name)}`,
       events: `/api/v1/namespaces/${encodeURIComponent(ns)}/events?fieldSelector=${encodeURIComponent('involvedObject.kind=Pod,involvedObject.name=' + name)}`,
     },
-    poll: {trace: [`/kubeactor/v1/traces/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`, 30000]},
-    render({pods, events, trace}) {
+    poll: {
+      trace: [`/kubeactor/v1/traces/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`, 5000],
+      explain: [`/kubeactor/v1/explain/pods/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`, 5000],
+    },
+    render({pods, events, trace, explain}) {
       const st = state(pods, 'the pod');
       if (st) return st;
       const p = pods.items.get(`${ns}/${name}`);
       if (!p) return h('p', {class: 'note'}, `There is no pod ${name} in namespace ${ns}.`);
-      return podPage(p, events, trace.value ? trace.path : null);
+      return podPage(p, events, trace, explain.value);
     },
   }),
 };
@@ -454,7 +457,44 @@ function containerState(c) {
   return h('span', {class: 'muted'}, 'not started');
 }
 
-function podPage(p, events, tracePath) {
+// duration words nanoseconds as the CLI's trace does (µs, ms or s).
+function duration(ns) {
+  if (ns < 1e6) return `${Math.round(ns / 1e3)}µs`;
+  if (ns < 1e9) return `${(ns / 1e6).toFixed(2)}ms`;
+  return `${(ns / 1e9).toFixed(2)}s`;
+}
+
+// traceTable shows the traces of the trace path's answer (newest first) as trees:
+// each span's start offset in its trace, its duration, its name indented below its
+// parent, and its attributes.
+function traceTable(hist) {
+  const rows = [];
+  const traces = ((hist && hist.traces) || []).slice().sort((a, b) => b.start.localeCompare(a.start));
+  for (const t of traces) {
+    const walk = (spans, depth) => {
+      for (const n of spans || []) {
+        rows.push({t, n, depth});
+        walk(n.children, depth + 1);
+      }
+    };
+    walk(t.spans, 0);
+  }
+  return table([
+    ['Trace', (r) => h('span', {title: r.t.traceId}, r.t.traceId.slice(0, 8)), 'mono'],
+    ['Start', (r) => '+' + duration(r.n.startOffsetNanos || 0), 'num'],
+    ['Duration', (r) => duration(r.n.durationNanos || 0), 'num'],
+    ['Span', (r) => {
+      // Indented through the CSSOM: the page's CSP refuses style attributes.
+      const el = h('span', {'data-depth': r.depth}, r.n.name);
+      el.style.paddingLeft = `${1.2 * r.depth}em`;
+      return el;
+    }],
+    ['Attributes', (r) => Object.entries(r.n.attributes || {}).filter(([k]) => k !== 'k8s.object').map(([k, v]) => `${k}=${v}`).join(' '), 'mono muted'],
+  ], rows, (r) => ({'data-span': r.n.name, 'data-trace': r.t.traceId}), 'No trace of this pod is kept.');
+}
+
+function podPage(p, events, trace, explanation) {
+  const tracePath = trace.value ? trace.path : null;
   const st = p.status || {};
   const status = podStatus(p);
   const resources = (r) => ['requests', 'limits'].map((k) => Object.entries((r || {})[k] || {}).map(([n, q]) => `${k === 'requests' ? 'req' : 'lim'} ${n} ${q}`).join(', ')).filter(Boolean).join('; ');
@@ -486,6 +526,11 @@ function podPage(p, events, tracePath) {
     ], p.spec.containers || [], (c) => ({'data-name': c.name}), 'No containers.'),
     h('h2', {}, 'Events'),
     eventTable(evs, false),
+    h('h2', {}, 'Explanation'),
+    explanation ? h('pre', {id: 'pod-explain', class: 'mono'}, (explanation.lines || []).join('\n'))
+      : h('p', {class: 'note'}, 'The explanation is shown when the server answers the explain path.'),
+    h('h2', {}, 'Trace'),
+    h('div', {id: 'pod-trace'}, trace.value ? traceTable(trace.value) : h('p', {class: 'note'}, 'The trace is shown when the server traces.')),
   ];
 }
 
