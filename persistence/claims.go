@@ -80,6 +80,16 @@ func checkClaims(before, after []claimItem, holder func(string) (Key, bool)) ([]
 	return changes, nil
 }
 
+// anyClaims tells whether any of items holds a claim.
+func anyClaims(items []claimItem) bool {
+	for _, it := range items {
+		if len(it.claims) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // claimItem is one command's object as claims: its key and the values it holds.
 type claimItem struct {
 	key    Key

@@ -284,7 +284,7 @@ func (s *Store) materialize(rev int64, r *request) ([]op, []claimChange, error) 
 			}
 		}
 	}
-	if s.claims == nil {
+	if !anyClaims(before) && !anyClaims(after) { // most objects hold none
 		return ops, nil, nil
 	}
 	claimed, err := checkClaims(before, after, s.groupHolder)
