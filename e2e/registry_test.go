@@ -172,7 +172,9 @@ func TestDockerImagePullSecrets(t *testing.T) {
 	users := map[string]string{"json-user": "pw-" + randHex(8), "cfg-user": "pw-" + randHex(8)}
 	reg := startPrivateRegistry(t, users)
 	// The node's other ports stay off: another agent on the machine may hold them.
-	n := startDockerNode(t, "--read-only-port=0", "--healthz-port=0")
+	// Both processes log at --v=4: the passwords must not be in their logs.
+	requireDocker(t)
+	n := startDockerNodeOn(t, StartServer(t, "", "--v=4"), "--read-only-port=0", "--healthz-port=0", "--v=4")
 	ctx := context.Background()
 	for _, s := range []*corev1.Secret{
 		dockerConfigJSONSecret("reg-json", reg.addr, "json-user", users["json-user"]),
@@ -270,5 +272,31 @@ func TestDockerImagePullSecrets(t *testing.T) {
 				t.Errorf("%s is present: it was pulled without the right credentials", reg.image)
 			}
 		})
+	}
+
+	// Secrets are secret: neither the registry's passwords (right and wrong) nor
+	// the credentials built from them are in the logs of the server and the node
+	// agent or in the events, in plain or base64 form.
+	var checks []leakCheck
+	for _, u := range []string{"json-user", "cfg-user"} {
+		checks = append(checks, leakCheck{u + "'s password", users[u]}, leakCheck{u + "'s credentials", u + ":" + users[u]})
+	}
+	checks = append(checks, leakCheck{"the wrong credentials", "json-user:not-the-password"})
+	n.agent.Stop(t)
+	for _, src := range []struct{ name, text, mustName string }{
+		{"server log", n.s.Logs(), "reg-json"},
+		{"agent log", n.agent.Logs(), "pull-turn"},
+		{"events", n.s.MustKubectl(t, "", "get", "events", "-o", "json"), "pull-wrong"},
+	} {
+		if !strings.Contains(src.text, src.mustName) {
+			t.Errorf("the %s does not mention %q: not the material to search", src.name, src.mustName)
+		}
+		for _, chk := range checks {
+			for form, v := range chk.forms() {
+				if i := strings.Index(src.text, v); i >= 0 {
+					t.Errorf("the %s holds %s (%s) in: %s", src.name, chk.what, form, around(src.text, i, len(v)))
+				}
+			}
+		}
 	}
 }
