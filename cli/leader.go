@@ -192,7 +192,6 @@ func (cp *controlPlane) refreshMembers(ctx context.Context) {
 	for i, m := range live {
 		names[i] = m.Name
 	}
-	cp.gw.SetActorMembers(names)
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	cp.members, cp.leader = live, leader
@@ -201,6 +200,7 @@ func (cp *controlPlane) refreshMembers(ctx context.Context) {
 			cp.log.WithError(err).Warn("actor cluster members")
 		}
 	}
+	cp.gw.SetActorMembers(names) // listed once the placement counts them
 }
 
 // reap removes the members with a role that have been unreachable for reapAfter.
