@@ -533,4 +533,3 @@ func TestClusterSchedulerMember(t *testing.T) {
 	eventually(t, 10*time.Second, "a runs the scheduler", func() bool { return a.Runs(schedulerName) })
 	scheduledBy("p3", "a")
 }
-
