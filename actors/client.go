@@ -177,7 +177,7 @@ func Start(opts Options) (*System, error) {
 			sys.Shutdown()
 			return nil, fmt.Errorf("start actors: %w", err)
 		}
-		rem, e.cluster = r, &cluster{self: opts.Cluster.Name, leader: opts.Cluster.Leader}
+		rem, e.cluster = r, &cluster{self: opts.Cluster.Name, leader: opts.Cluster.Leader, role: opts.Cluster.Role}
 		if len(opts.Cluster.Members) > 0 {
 			p, err := newPlacement(opts.Cluster.Name, opts.Cluster.Members, opts.Cluster.LeaderName)
 			if err != nil {

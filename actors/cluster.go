@@ -40,6 +40,17 @@ import (
 //   - Feeds run on every member; a resync for an object owned elsewhere is dropped
 //     (its owner's own feed saw the same change).
 //
+//   - A member may have a role (Member.Role): the book's kube-controller-manager
+//     and kube-scheduler join as members of role RoleControllers or RoleScheduler.
+//     While one of a role is live, the actors of that role run on it and on no
+//     server: the placed kinds' actors and the pod garbage collector on the first
+//     live member of RoleControllers, the scheduler on the first of RoleScheduler
+//     ("first": in the order the members are given, the order they joined). Every
+//     other member of a role is a standby and hosts nothing; a member with a role
+//     hosts nothing but its role's actors. When none of a role is live, its actors
+//     run where they run without roles. A singleton starts and stops with the view
+//     (the supervisor follows it: system.go); its state is rebuilt from the store.
+//
 // Messages that cross members are wire messages (wire.go).
 
 // ClusterOptions make a system one member of a replicated control plane.
@@ -56,13 +67,27 @@ type ClusterOptions struct {
 	// in force before any actor starts.
 	Members    []Member
 	LeaderName string
+	// Role is this member's role ("" for a server; RoleControllers, RoleScheduler).
+	Role string
 }
 
-// Member is one member of the actor cluster: its name and transport address.
+// Member is one member of the actor cluster: its name, transport address and role.
 type Member struct {
 	Name    string
 	Address string
+	Role    string // "", RoleControllers or RoleScheduler
 }
+
+// The roles of members that host one part of the control plane only.
+const (
+	RoleControllers = "controllers" // kube-controller-manager: the placed kinds and the pod GC
+	RoleScheduler   = "scheduler"   // kube-scheduler: the scheduler
+)
+
+// singletonRoles says which role's member runs each singleton when one is live.
+// The evictor stays with the node actors (the nodes' manager owns the pod CIDR
+// allocator and runs on the leader), which send it their evictions locally.
+var singletonRoles = map[string]string{schedulerName: RoleScheduler, podGCName: RoleControllers}
 
 // PlacedKinds are the kinds whose actors are spread over the members by identity:
 // the controllers that act through requests to other actors. Services and nodes
@@ -82,9 +107,18 @@ var errUnavailable = fmt.Errorf("%w: the object's member is not known now (the m
 // placement is one view of the members: who is alive, who leads, where they are.
 type placement struct {
 	self    string
-	leader  string   // "" when no leader is known
-	members []string // the live members, sorted
+	leader  string              // "" when no leader is known
+	members []string            // the live members without a role, sorted
+	roles   map[string][]string // the live members of each role, in the order given
 	addr    map[string]string
+}
+
+// active is the member that hosts role's actors: the first live one of the role.
+func (p *placement) active(role string) string {
+	if l := p.roles[role]; len(l) > 0 {
+		return l[0]
+	}
+	return ""
 }
 
 // owner is the member that hosts the actor of key: the live member with the highest
@@ -118,7 +152,8 @@ func mix64(x uint64) uint64 {
 // cluster is a system's membership state.
 type cluster struct {
 	self   string
-	leader bool // this member leads (fixed for the system's life)
+	leader bool   // this member leads (fixed for the system's life)
+	role   string // this member's role ("" for a server)
 	view   atomic.Pointer[placement]
 }
 
@@ -128,8 +163,47 @@ func placed(resource string) bool { return slices.Contains(PlacedKinds, resource
 // singletons (always, without a cluster).
 func (e *env) leads() bool { return e.cluster == nil || e.cluster.leader }
 
+// controllerKinds are the placed kinds whose actors a member of RoleControllers
+// hosts while it lives. Services and nodes stay with the servers, whose managers
+// allocate their addresses and pod CIDRs with the servers' flags.
+var controllerKinds = []string{"replicationcontrollers", "namespaces"}
+
+// roleKind tells whether a member of RoleControllers hosts resource's actors.
+func roleKind(resource string) bool { return slices.Contains(controllerKinds, resource) }
+
 // hosts tells whether this system's manager of resource keeps actors at all.
-func (e *env) hosts(resource string) bool { return e.leads() || placed(resource) }
+func (e *env) hosts(resource string) bool {
+	if e.leads() {
+		return true
+	}
+	switch e.cluster.role {
+	case "":
+		return placed(resource)
+	case RoleControllers:
+		return roleKind(resource)
+	}
+	return false
+}
+
+// runs tells whether this system runs the singleton name now: on the active member
+// of its role when one is live, else on the leader.
+func (e *env) runs(name string) bool {
+	c := e.cluster
+	if c == nil {
+		return true
+	}
+	if role := singletonRoles[name]; role != "" {
+		if p := c.view.Load(); p != nil {
+			if m := p.active(role); m != "" {
+				return m == c.self
+			}
+		}
+		if c.role != "" { // no view yet: a member with a role waits for one
+			return false
+		}
+	}
+	return c.leader
+}
 
 // where says where the actor of key runs: here (local), or at the transport address
 // of another member ("" when that member is not known now).
@@ -139,14 +213,19 @@ func (e *env) where(key persistence.Key) (addr string, local bool) {
 		return "", true
 	}
 	p := c.view.Load()
-	if p == nil { // no view yet: a member hosts its placed kinds' requests itself
-		return "", c.leader || placed(key.Resource)
+	if p == nil { // no view yet: a server hosts its placed kinds' requests itself
+		return "", c.leader || placed(key.Resource) && c.role == ""
 	}
 	var m string
 	switch {
 	case placed(key.Resource):
+		if roleKind(key.Resource) {
+			if m = p.active(RoleControllers); m != "" {
+				break
+			}
+		}
 		if m = p.owner(key); m == "" {
-			return "", true // no view yet: the member hosts what it is asked for
+			return "", c.role == "" // no view yet: a server hosts what it is asked for
 		}
 	case c.leader:
 		return "", true
@@ -212,7 +291,7 @@ func (s *System) SetMembers(members []Member, leader string) error {
 		return err
 	}
 	if old := c.view.Load(); old != nil && old.leader == p.leader && slices.Equal(old.members, p.members) &&
-		sameAddrs(old.addr, p.addr) {
+		sameAddrs(old.addr, p.addr) && sameRoles(old.roles, p.roles) {
 		return nil
 	}
 	c.view.Store(p)
@@ -221,20 +300,40 @@ func (s *System) SetMembers(members []Member, leader string) error {
 			s.system.Root.Send(pid, &placementChanged{})
 		}
 	}
+	s.system.Root.Send(s.root, &placementChanged{}) // the singletons follow the view
 	return nil
 }
 
 func newPlacement(self string, members []Member, leader string) (*placement, error) {
-	p := &placement{self: self, leader: leader, addr: make(map[string]string, len(members))}
+	p := &placement{self: self, leader: leader, addr: make(map[string]string, len(members)), roles: map[string][]string{}}
 	for _, m := range members {
 		if m.Name == "" || m.Address == "" {
 			return nil, errors.New("actors: a member needs a name and an address")
 		}
-		p.members = append(p.members, m.Name)
+		switch m.Role {
+		case "":
+			p.members = append(p.members, m.Name)
+		case RoleControllers, RoleScheduler:
+			p.roles[m.Role] = append(p.roles[m.Role], m.Name)
+		default:
+			return nil, fmt.Errorf("actors: member %s: unknown role %q", m.Name, m.Role)
+		}
 		p.addr[m.Name] = m.Address
 	}
 	slices.Sort(p.members)
 	return p, nil
+}
+
+func sameRoles(a, b map[string][]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(b[k], v) {
+			return false
+		}
+	}
+	return true
 }
 
 func sameAddrs(a, b map[string]string) bool {
@@ -258,12 +357,19 @@ func (s *System) Owner(key persistence.Key) string {
 	}
 	if p := c.view.Load(); p != nil {
 		if placed(key.Resource) {
+			if m := p.active(RoleControllers); m != "" {
+				return m
+			}
 			return p.owner(key)
 		}
 		return p.leader
 	}
 	return ""
 }
+
+// Runs tells whether this system runs the singleton actor name ("scheduler",
+// "podgc", "evictor") now: for tests and the members listing.
+func (s *System) Runs(name string) bool { return s.env.runs(name) && s.env.singletonAlive(name) }
 
 // placementChanged tells a placed kind's manager that the members changed.
 type placementChanged struct{}

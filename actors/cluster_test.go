@@ -21,16 +21,17 @@ import (
 	"github.com/kubeactor/kubeactor/actors/event"
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/resourcequota"
+	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 func TestPlacementOwner(t *testing.T) {
-	three, err := newPlacement("a", []Member{{"a", "x:1"}, {"b", "x:2"}, {"c", "x:3"}}, "a")
+	three, err := newPlacement("a", []Member{{Name: "a", Address: "x:1"}, {Name: "b", Address: "x:2"}, {Name: "c", Address: "x:3"}}, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	two, err := newPlacement("a", []Member{{"a", "x:1"}, {"c", "x:3"}}, "a")
+	two, err := newPlacement("a", []Member{{Name: "a", Address: "x:1"}, {Name: "c", Address: "x:3"}}, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestPlacementOwner(t *testing.T) {
 			t.Errorf("member %s owns %d of 300 objects: %v", m, owned[m], owned)
 		}
 	}
-	if _, err := newPlacement("a", []Member{{"a", ""}}, ""); err == nil {
+	if _, err := newPlacement("a", []Member{{Name: "a", Address: ""}}, ""); err == nil {
 		t.Error("a member without an address was accepted")
 	}
 }
@@ -218,7 +219,7 @@ func startMemberWith(t *testing.T, st *persistence.Store, name, addr string, lea
 // startTwo starts the members a (the leader) and b on st, each knowing both.
 func startTwo(t *testing.T, st *persistence.Store) (a, b *System) {
 	t.Helper()
-	both := []Member{{"a", freeAddr(t)}, {"b", freeAddr(t)}}
+	both := []Member{{Name: "a", Address: freeAddr(t)}, {Name: "b", Address: freeAddr(t)}}
 	return startMember(t, st, "a", both[0].Address, true, both), startMember(t, st, "b", both[1].Address, false, both)
 }
 
@@ -269,7 +270,7 @@ func TestClusterSpreadsRCs(t *testing.T) {
 
 	// b leaves: the leader takes b's RCs over and they go on working.
 	b.Stop()
-	if err := a.SetMembers([]Member{{"a", a.env.cluster.view.Load().addr["a"]}}, "a"); err != nil {
+	if err := a.SetMembers([]Member{{Name: "a", Address: a.env.cluster.view.Load().addr["a"]}}, "a"); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range onB {
@@ -294,7 +295,7 @@ func TestClusterServicesAndNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	both := []Member{{"a", freeAddr(t)}, {"b", freeAddr(t)}}
+	both := []Member{{Name: "a", Address: freeAddr(t)}, {Name: "b", Address: freeAddr(t)}}
 	a := startMemberWith(t, st, "a", both[0].Address, true, both, Options{Nodes: nodes})
 	b := startMemberWith(t, st, "b", both[1].Address, false, both, Options{Nodes: nodes})
 	members := map[string]*System{"a": a, "b": b}
@@ -423,7 +424,7 @@ func TestClusterServicesAndNodes(t *testing.T) {
 	// b leaves: a takes b's services and nodes over; an update that omits the pod
 	// CIDR (the book's node isolation) keeps it, a service on b gets a new node port.
 	b.Stop()
-	if err := a.SetMembers([]Member{{"a", both[0].Address}}, "a"); err != nil {
+	if err := a.SetMembers([]Member{{Name: "a", Address: both[0].Address}}, "a"); err != nil {
 		t.Fatal(err)
 	}
 	var nodeOfB string
@@ -568,7 +569,7 @@ func TestClusterDoubleActivation(t *testing.T) {
 	from := st.Revision()
 	// a's view loses b, so a activates the RC's actor; at the same moment a request
 	// for the RC activates it on b, which still owns it in its own view.
-	if err := a.SetMembers([]Member{{"a", a.env.cluster.view.Load().addr["a"]}}, "a"); err != nil {
+	if err := a.SetMembers([]Member{{Name: "a", Address: a.env.cluster.view.Load().addr["a"]}}, "a"); err != nil {
 		t.Fatal(err)
 	}
 	if probe(t, b, rcKey("default", name)) == nil {
@@ -618,4 +619,136 @@ func (s *System) hostedActors(resource string, key persistence.Key) int {
 		}
 	}
 	return n
+}
+
+// TestPlacementRoles: a member of a role hosts its role's actors while it is the
+// first live one of the role; the others of the role are standbys; without one the
+// servers host them as before.
+func TestPlacementRoles(t *testing.T) {
+	servers := []Member{{Name: "a", Address: "x:1"}, {Name: "b", Address: "x:2"}}
+	sched := []Member{{Name: "s2", Address: "x:4", Role: RoleScheduler}, {Name: "s1", Address: "x:3", Role: RoleScheduler}}
+	cm := []Member{{Name: "k1", Address: "x:5", Role: RoleControllers}}
+	all := append(append(append([]Member(nil), servers...), sched...), cm...)
+	tests := []struct {
+		name    string
+		members []Member
+		self    string
+		leader  bool
+		role    string
+		// want: the singletons and RC placement as seen from self
+		scheduler, podgc bool
+		rcOwner          string // "" : one of the servers by hash
+	}{
+		{"leader, both roles live", all, "a", true, "", false, false, "k1"},
+		{"the first scheduler member (in join order, not by name)", all, "s2", false, RoleScheduler, true, false, "k1"},
+		{"the second scheduler member is a standby", all, "s1", false, RoleScheduler, false, false, "k1"},
+		{"the controllers member", all, "k1", false, RoleControllers, false, true, "k1"},
+		{"leader, no role member", servers, "a", true, "", true, true, ""},
+		{"follower, no role member", servers, "b", false, "", false, false, ""},
+		{"the standby once the first is gone", append(append([]Member(nil), servers...), sched[1]), "s1", false, RoleScheduler, true, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := newPlacement(tc.self, tc.members, "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := &env{cluster: &cluster{self: tc.self, leader: tc.leader, role: tc.role}}
+			e.cluster.view.Store(p)
+			if got := e.runs(schedulerName); got != tc.scheduler {
+				t.Errorf("runs the scheduler: %v, want %v", got, tc.scheduler)
+			}
+			if got := e.runs(podGCName); got != tc.podgc {
+				t.Errorf("runs the pod GC: %v, want %v", got, tc.podgc)
+			}
+			for i := range 20 {
+				k := rcKey("default", fmt.Sprintf("rc-%d", i))
+				_, local := e.where(k)
+				owner := p.owner(k)
+				if tc.rcOwner != "" {
+					owner = tc.rcOwner
+				}
+				if owner == "s1" || owner == "s2" || owner == "k1" && tc.rcOwner == "" {
+					t.Fatalf("%v: a member with a role in the servers' hash: %s", k, owner)
+				}
+				if local != (owner == tc.self) {
+					t.Errorf("%v: local %v, owner %s", k, local, owner)
+				}
+			}
+			if e.hosts("replicationcontrollers") != (tc.role != RoleScheduler) {
+				t.Errorf("hosts RCs: %v with role %q", e.hosts("replicationcontrollers"), tc.role)
+			}
+		})
+	}
+	if _, err := newPlacement("a", []Member{{Name: "a", Address: "x:1", Role: "etcd"}}, "a"); err == nil {
+		t.Error("an unknown role was accepted")
+	}
+}
+
+// TestClusterSchedulerMember: a member of RoleScheduler runs the scheduler and the
+// leader does not; the pods it binds go through the leader's pod actors; when it
+// leaves, the standby takes over, and when that one leaves, the leader does.
+func TestClusterSchedulerMember(t *testing.T) {
+	store := openStore(t)
+	addr := map[string]string{"a": freeAddr(t), "s1": freeAddr(t), "s2": freeAddr(t)}
+	view := func(names ...string) []Member {
+		var ms []Member
+		for _, n := range names {
+			role := RoleScheduler
+			if n == "a" {
+				role = ""
+			}
+			ms = append(ms, Member{Name: n, Address: addr[n], Role: role})
+		}
+		return ms
+	}
+	start := func(name, role string) *System {
+		if raceDetector {
+			t.Skip("two members in one process race inside protoactor's remote (grpc's global logger): run without -race (make unit does)")
+		}
+		s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
+			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, SchedulerEvents: true,
+			Cluster: &ClusterOptions{Name: name, Address: addr[name], Leader: name == "a", Role: role,
+				Members: view("a", "s1", "s2"), LeaderName: "a"}})
+		if err != nil {
+			t.Fatalf("start %s: %v", name, err)
+		}
+		t.Cleanup(s.Stop)
+		return s
+	}
+	a, s1, s2 := start("a", ""), start("s1", RoleScheduler), start("s2", RoleScheduler)
+	if a.Runs(schedulerName) || !s1.Runs(schedulerName) || s2.Runs(schedulerName) {
+		t.Fatalf("scheduler runs on a %v, s1 %v, s2 %v; want s1 only", a.Runs(schedulerName), s1.Runs(schedulerName), s2.Runs(schedulerName))
+	}
+	create(t, a, st.NewNode("n1").CPU("4").Obj())
+	scheduledBy := func(pod, host string) {
+		t.Helper()
+		create(t, a, st.NewPod(pod).CPU("100m").Obj())
+		eventually(t, 20*time.Second, pod+" bound, Scheduled by "+host, func() bool {
+			found := false
+			store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
+				ev := it.Object.(*corev1.Event)
+				found = found || ev.Reason == "Scheduled" && ev.InvolvedObject.Name == pod && ev.Source.Host == host
+				return true
+			})
+			return found && boundTo(t, store, pod) == "n1"
+		})
+	}
+	scheduledBy("p1", "s1")
+
+	s1.Stop() // the standby takes over
+	for _, s := range []*System{a, s2} {
+		if err := s.SetMembers(view("a", "s2"), "a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 10*time.Second, "s2 runs the scheduler", func() bool { return s2.Runs(schedulerName) && !a.Runs(schedulerName) })
+	scheduledBy("p2", "s2")
+
+	s2.Stop() // the leader takes the scheduler back
+	if err := a.SetMembers(view("a"), "a"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "a runs the scheduler", func() bool { return a.Runs(schedulerName) })
+	scheduledBy("p3", "a")
 }

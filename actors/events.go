@@ -64,8 +64,12 @@ func (e *env) recordEvents(sender actor.SenderContext, agg *event.Aggregator, tr
 		e.log.WithFields(logrus.Fields{"trace": trace, "reason": reason, "error": err}).Warn("record event")
 		return
 	}
+	src := corev1.EventSource{Component: component}
+	if e.cluster != nil { // which member of the control plane reported it
+		src.Host = e.cluster.self
+	}
 	r := event.Record{
-		Involved: ref, Source: corev1.EventSource{Component: component},
+		Involved: ref, Source: src,
 		Type: eventType, Reason: reason, Message: message, At: metav1.NewTime(at), Count: count,
 	}
 	if agg != nil {

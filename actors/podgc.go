@@ -36,16 +36,20 @@ type podGC struct {
 	st  *podGCState
 }
 
-func spawnPodGC(ctx actor.Context, e *env) {
+// spawnPodGC starts the collector under the name id, when it is configured.
+func spawnPodGC(ctx actor.Context, e *env, id string) *actor.PID {
 	if _, ok := e.managers["pods"]; !ok || e.podGCThreshold <= 0 {
-		return
+		return nil
 	}
 	st := &podGCState{inFlight: map[persistence.Key]bool{}}
 	props := actor.PropsFromProducer(func() actor.Actor { return &podGC{env: e, st: st} },
-		actor.WithSupervisor(restartStrategy(e.log.WithField("actor", podGCName))), actor.WithDispatcher(e.workers))
-	if _, err := ctx.SpawnNamed(props, podGCName); err != nil {
-		panic(err) // cannot happen: the name is unique and the system is fresh
+		actor.WithSupervisor(restartStrategy(e.log.WithField("actor", podGCName))), actor.WithDispatcher(e.workers),
+		actor.WithReceiverMiddleware(e.receiveWire)) // its deletes' answers may come from another member
+	pid, err := ctx.SpawnNamed(props, id)
+	if err != nil {
+		panic(err) // cannot happen: the supervisor names each start anew
 	}
+	return pid
 }
 
 // Receive collects at start and on every tick.

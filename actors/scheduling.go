@@ -82,7 +82,8 @@ func schedulerProps(e *env) *actor.Props {
 		return actor.EscalateDirective
 	})
 	return actor.PropsFromProducer(func() actor.Actor { return newSchedulerActor(e) },
-		actor.WithSupervisor(escalate), actor.WithDispatcher(e.workers), e.stats.scheduler.mailbox())
+		actor.WithSupervisor(escalate), actor.WithDispatcher(e.workers), e.stats.scheduler.mailbox(),
+		actor.WithReceiverMiddleware(e.receiveWire)) // its bindings' answers may come from another member
 }
 
 type schedulerActor struct {
@@ -690,13 +691,18 @@ func (a *shardActor) Receive(ctx actor.Context) {
 	}
 }
 
-// spawnScheduler starts the scheduler under the root supervisor when it is configured
-// and the system has the pods and nodes it needs.
-func spawnScheduler(ctx actor.Context, e *env) {
+// schedulerName is the scheduler's actor name (a singleton: cluster.go).
+const schedulerName = "scheduler"
+
+// spawnScheduler starts the scheduler under the root supervisor, named id, when it
+// is configured and the system has the pods and nodes it needs.
+func spawnScheduler(ctx actor.Context, e *env, id string) *actor.PID {
 	if e.sched == nil || e.managers["pods"] == nil || e.managers["nodes"] == nil {
-		return
+		return nil
 	}
-	if _, err := ctx.SpawnNamed(schedulerProps(e), "scheduler"); err != nil {
-		panic(err) // cannot happen: the name is unique and the system is fresh
+	pid, err := ctx.SpawnNamed(schedulerProps(e), id)
+	if err != nil {
+		panic(err) // cannot happen: the supervisor names each start anew
 	}
+	return pid
 }

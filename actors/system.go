@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
+	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/tracing"
@@ -58,6 +61,18 @@ type env struct {
 	// cluster is this member's place in a replicated control plane (cluster.go);
 	// nil: a system of one, which runs everything.
 	cluster *cluster
+	// alive records which movable singletons (podgc, scheduler) run here now
+	// (name -> bool), as the supervisor started or stopped them.
+	alive sync.Map
+}
+
+// singletonAlive tells whether the supervisor runs the singleton name now.
+func (e *env) singletonAlive(name string) bool {
+	if name == node.EvictorName {
+		return e.leads()
+	}
+	v, ok := e.alive.Load(name)
+	return ok && v.(bool)
 }
 
 // keys lists the keys of every stored object of one resource.
@@ -86,8 +101,51 @@ func (e *env) contents(ns string) []persistence.Key {
 }
 
 // supervisor is the root actor: it spawns one manager per resource and restarts a
-// manager that panics (which then reloads its objects from the store).
-type supervisor struct{ env *env }
+// manager that panics (which then reloads its objects from the store). It starts the
+// singletons this member runs, and starts or stops the movable ones (the scheduler,
+// the pod GC) as the cluster's view changes (cluster.go).
+type supervisor struct {
+	env     *env
+	running map[string]*actor.PID // the movable singletons running here
+	gen     int                   // names each start of a singleton anew
+}
+
+// movable are the singletons that move to a member of their role (cluster.go).
+var movable = []struct {
+	name  string
+	spawn func(actor.Context, *env, string) *actor.PID
+}{{podGCName, spawnPodGC}, {schedulerName, spawnScheduler}}
+
+// follow starts the movable singletons this member should run and stops the others.
+func (s *supervisor) follow(ctx actor.Context) {
+	if s.running == nil {
+		s.running = map[string]*actor.PID{}
+	}
+	for _, m := range movable {
+		pid, up := s.running[m.name]
+		want := s.env.runs(m.name)
+		switch {
+		case want && !up:
+			id := m.name
+			if s.gen++; s.gen > 1 {
+				id += "-" + strconv.Itoa(s.gen)
+			}
+			if pid = m.spawn(ctx, s.env, id); pid == nil {
+				continue // not configured here
+			}
+			s.running[m.name] = pid
+			if s.env.cluster != nil {
+				s.env.log.WithFields(logrus.Fields{"actor": m.name, "member": s.env.cluster.self}).Info("singleton started on this member")
+			}
+		case !want && up:
+			ctx.Stop(pid)
+			delete(s.running, m.name)
+			s.env.log.WithFields(logrus.Fields{"actor": m.name, "member": s.env.cluster.self}).Info("singleton stopped on this member: another runs it")
+		}
+		_, now := s.running[m.name]
+		s.env.alive.Store(m.name, now)
+	}
+}
 
 // Receive spawns the managers at start.
 func (s *supervisor) Receive(ctx actor.Context) {
@@ -102,11 +160,12 @@ func (s *supervisor) Receive(ctx actor.Context) {
 				panic(err) // cannot happen: names are unique and the system is fresh
 			}
 		}
-		if s.env.leads() { // the singletons run on the leader only (cluster.go)
+		if s.env.leads() { // the evictor runs with the node actors, on the leader (cluster.go)
 			spawnEvictor(ctx, s.env)
-			spawnPodGC(ctx, s.env)
-			spawnScheduler(ctx, s.env)
 		}
+		s.follow(ctx)
+	case *placementChanged:
+		s.follow(ctx)
 	case *ping:
 		ctx.Respond(&pong{})
 	}

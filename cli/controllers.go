@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strconv"
+	"strings"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 
@@ -79,4 +81,33 @@ func hostAddress() netip.Addr {
 		}
 	}
 	return netip.MustParseAddr("127.0.0.1")
+}
+
+// podCIDRsMeta is the pod CIDR allocation as a replica's Meta gives it to members
+// (metaPodCIDRs): "CIDR/mask", or "" when the servers allocate none.
+func podCIDRsMeta(o actors.PodCIDROptions) string {
+	if !o.Allocate {
+		return ""
+	}
+	return o.ClusterCIDR.String() + "/" + strconv.Itoa(o.MaskSize)
+}
+
+// podCIDRsFromMeta reads podCIDRsMeta.
+func podCIDRsFromMeta(v string) (actors.PodCIDROptions, error) {
+	if v == "" {
+		return actors.PodCIDROptions{}, nil
+	}
+	i := strings.LastIndexByte(v, '/')
+	if i < 0 {
+		return actors.PodCIDROptions{}, fmt.Errorf("pod CIDRs %q: want CIDR/mask", v)
+	}
+	cidr, err := netip.ParsePrefix(v[:i])
+	if err != nil {
+		return actors.PodCIDROptions{}, fmt.Errorf("pod CIDRs %q: %w", v, err)
+	}
+	mask, err := strconv.Atoi(v[i+1:])
+	if err != nil {
+		return actors.PodCIDROptions{}, fmt.Errorf("pod CIDRs %q: %w", v, err)
+	}
+	return actors.PodCIDROptions{Allocate: true, ClusterCIDR: cidr, MaskSize: mask}, nil
 }

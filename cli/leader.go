@@ -41,13 +41,45 @@ type controlPlane struct {
 
 	mu      sync.Mutex
 	sys     *actors.System
-	leading bool            // sys is the leader's (every kind), not a follower's host
-	members []actors.Member // the last view of the live replicas
-	leader  string          // and of the leader
+	leading bool                 // sys is the leader's (every kind), not a follower's host
+	members []actors.Member      // the last view of the live replicas
+	leader  string               // and of the leader
+	down    map[string]time.Time // non-voters unreachable since (reap)
 }
 
-// metaActor is the replica Meta entry naming its actor transport address.
-const metaActor = "actor"
+// Replica Meta entries: the actor transport address; a member's role
+// (kube-controller-manager, kube-scheduler: member.go); the server's admission
+// plugins and --allow-privileged, which a member's hosted actors run too; the pod
+// CIDRs the servers allocate (CIDR/mask, "" when none), which the store's claims
+// depend on: every replica, a member's included, must check the same claims.
+const (
+	metaActor           = "actor"
+	metaRole            = "role"
+	metaAdmission       = "admission-control"
+	metaAllowPrivileged = "allow-privileged"
+	metaPodCIDRs        = "pod-cidrs"
+)
+
+// reapAfter is how long a member with a role (a non-voter) may be unreachable
+// before the leader removes it from the Raft configuration: a kube-scheduler killed
+// with -9 does not remove itself, and a new one joins under a new name.
+const reapAfter = 30 * time.Second
+
+// actorMembers is the actor cluster's view from the store's members: the reachable
+// voters (the servers) and the reachable members with a role, in the Raft
+// configuration's order (the order they joined), and the leader's name.
+func actorMembers(ms []persistence.Member) (live []actors.Member, leader string) {
+	for _, m := range ms {
+		if m.Leader {
+			leader = m.Name
+		}
+		a, role := m.Meta[metaActor], m.Meta[metaRole]
+		if m.Reachable && a != "" && (m.Voter || role != "") {
+			live = append(live, actors.Member{Name: m.Name, Address: a, Role: role})
+		}
+	}
+	return live, leader
+}
 
 // cluster is the actor-cluster part of a system's options: nil for a server of one.
 func (cp *controlPlane) cluster(leader bool) *actors.ClusterOptions {
@@ -155,21 +187,14 @@ func (cp *controlPlane) refreshMembers(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	var live []actors.Member
-	leader := ""
-	for _, m := range ms {
-		if m.Leader {
-			leader = m.Name
-		}
-		if a := m.Meta[metaActor]; m.Reachable && m.Voter && a != "" {
-			live = append(live, actors.Member{Name: m.Name, Address: a})
-		}
+	live, leader := actorMembers(ms)
+	if cp.store.IsLeader() {
+		cp.reap(ctx, ms)
 	}
 	names := make([]string, len(live))
 	for i, m := range live {
 		names[i] = m.Name
 	}
-	cp.gw.SetActorMembers(names)
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	cp.members, cp.leader = live, leader
@@ -177,6 +202,47 @@ func (cp *controlPlane) refreshMembers(ctx context.Context) {
 		if err := cp.sys.SetMembers(live, leader); err != nil {
 			cp.log.WithError(err).Warn("actor cluster members")
 		}
+	}
+	cp.gw.SetActorMembers(names) // listed once the placement counts them
+}
+
+// reap removes the members with a role that have been unreachable for reapAfter.
+func (cp *controlPlane) reap(ctx context.Context, ms []persistence.Member) {
+	now := time.Now()
+	cp.mu.Lock()
+	if cp.down == nil {
+		cp.down = map[string]time.Time{}
+	}
+	var gone []string
+	seen := map[string]bool{}
+	for _, m := range ms {
+		if m.Voter { // the non-voters are the members with a role
+			continue
+		}
+		seen[m.Name] = true
+		if m.Reachable {
+			delete(cp.down, m.Name)
+			continue
+		}
+		since, ok := cp.down[m.Name]
+		if !ok {
+			cp.down[m.Name] = now
+		} else if now.Sub(since) >= reapAfter {
+			gone = append(gone, m.Name)
+		}
+	}
+	for n := range cp.down {
+		if !seen[n] {
+			delete(cp.down, n)
+		}
+	}
+	cp.mu.Unlock()
+	for _, n := range gone {
+		if err := cp.store.RemoveMember(ctx, n); err != nil {
+			cp.log.WithError(err).WithField("member", n).Warn("remove an unreachable member")
+			continue
+		}
+		cp.log.WithFields(logrus.Fields{"member": n, "unreachable-for": reapAfter}).Info("removed an unreachable member")
 	}
 }
 

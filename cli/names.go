@@ -30,7 +30,7 @@ func programName(arg0 string) string {
 // leaves services to kube-proxy, as in the book, and kube-proxy is v1.0's userspace
 // proxy unless --proxy-mode says otherwise.
 var componentCommand = map[string][]string{
-	config.APIServer: {"server"},
+	config.APIServer: {"server", "--allow-members"}, // kube-controller-manager and kube-scheduler may join it
 	config.Kubelet:   {"agent", "--proxy-mode=none"},
 	config.KubeProxy: {"proxy", "--proxy-mode=userspace"},
 }
@@ -127,10 +127,10 @@ func logName(prog, component string) string {
 	return prog
 }
 
-// insideAPIServer is kube-controller-manager and kube-scheduler: their work is done
+// insideAPIServer is kube-controller-manager and kube-scheduler without --master
+// (with it they join the control plane as members: member.go): their work is done
 // by actors inside kube-apiserver (kubeactor server), so they check their flags (the
-// book's, and the logging ones), say so in one line, and exit 0, so that the book's
-// units (Restart=on-failure) start cleanly and stay stopped. The flags that
+// book's, and the logging ones), say so in one line, and exit 0. The flags that
 // kube-apiserver honours are named in the line, to be moved there.
 func insideAPIServer(prog string, args []string, stdout, stderr io.Writer) int {
 	var flags struct {

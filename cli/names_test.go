@@ -10,6 +10,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/kubeactor/kubeactor/actors"
 	"github.com/kubeactor/kubeactor/config"
 )
 
@@ -118,7 +119,14 @@ func TestBookFlagsAccepted(t *testing.T) {
 				if component == config.ControllerManager || component == config.Scheduler {
 					var out, errOut bytes.Buffer
 					if code := insideAPIServer(component, []string{"--log-dir=" + t.TempDir(), flag}, &out, &errOut); code != 0 {
-						t.Fatalf("exit %d, stderr %q", code, errOut.String())
+						t.Fatalf("without --master: exit %d, stderr %q", code, errOut.String())
+					}
+					args := []string{flag}
+					if name == "policy-config-file" { // honoured: the file must exist
+						args = []string{"--policy-config-file=" + writePolicy(t)}
+					}
+					if _, _, exit, err := parseMember(component, args, &out, &errOut); exit >= 0 || err != nil {
+						t.Fatalf("as a member: exit %d, %v, stderr %q", exit, err, errOut.String())
 					}
 					return
 				}
@@ -165,6 +173,65 @@ func TestBookFlagsRefused(t *testing.T) {
 	if code := insideAPIServer(config.Scheduler, []string{"--concurrent-rc-syncs=5"}, &out, &errOut); code != 2 {
 		t.Fatalf("kube-scheduler --concurrent-rc-syncs: exit %d, want 2", code)
 	}
+	for _, tc := range []struct {
+		prog string
+		args []string
+	}{
+		{config.Scheduler, []string{"--master=http://127.0.0.1:8080", "--concurrent-rc-syncs=5"}},
+		{config.Scheduler, []string{"--master=http://127.0.0.1:8080", "--terminated-pod-gc-threshold=5"}},
+		{config.ControllerManager, []string{"--master=http://127.0.0.1:8080", "--policy-config-file=/p.json"}},
+	} {
+		if _, _, _, err := parseMember(tc.prog, tc.args, &out, &errOut); err == nil || !strings.Contains(err.Error(), "unknown flag") {
+			t.Errorf("%s %v: %v, want unknown flag", tc.prog, tc.args, err)
+		}
+	}
+}
+
+// TestMemberFlags: kube-scheduler and kube-controller-manager honour --master and
+// their own flags as members, and warn about the book's that have no effect.
+func TestMemberFlags(t *testing.T) {
+	policy := writePolicy(t)
+	tests := []struct {
+		prog   string
+		args   []string
+		role   string
+		check  func(memberSpec) bool
+		warned string
+	}{
+		{config.Scheduler, []string{"--master=http://m:8080", "--policy_config_file=" + policy, "--algorithm-provider=DefaultProvider"},
+			actors.RoleScheduler, func(s memberSpec) bool { return s.common.Master == "http://m:8080" && len(s.policy) > 0 }, "--algorithm-provider"},
+		{config.ControllerManager, []string{"--master=http://m:8080", "--terminated_pod_gc_threshold=100", "--node-monitor-grace-period=20s"},
+			actors.RoleControllers, func(s memberSpec) bool { return s.common.Master == "http://m:8080" && s.podGC == 100 }, "--node-monitor-grace-period"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.prog, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			spec, warns, exit, err := parseMember(tc.prog, tc.args, &out, &errOut)
+			if exit >= 0 || err != nil {
+				t.Fatalf("exit %d, %v", exit, err)
+			}
+			if spec.role != tc.role || !tc.check(spec) {
+				t.Errorf("spec %+v (common %+v)", spec, *spec.common)
+			}
+			if len(warns) != 1 || warns[0].Flag != tc.warned {
+				t.Errorf("warnings %+v, want one about %s", warns, tc.warned)
+			}
+		})
+	}
+}
+
+func writePolicy(t *testing.T) string {
+	t.Helper()
+	return writeTestFile(t, "policy.json", `{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"PodFitsResources"}],"priorities":[{"name":"LeastRequestedPriority","weight":1}]}`)
+}
+
+func writeTestFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestBookCommandLine(t *testing.T) {
@@ -179,7 +246,7 @@ func TestBookCommandLine(t *testing.T) {
 		{"book's apiserver line", config.APIServer,
 			[]string{"--logtostderr=true", "--v=0", "--etcd-servers=http://127.0.0.1:4001", "--address=0.0.0.0", "--port=8080", "--kubelet-port=10250", "--allow-privileged=false", "--service-cluster-ip-range=10.254.0.0/16"},
 			config.APIServer,
-			[]string{"server", "--logtostderr=true", "--v=0", "--insecure-bind-address=0.0.0.0", "--insecure-port=8080", "--allow-privileged=false", "--service-cluster-ip-range=10.254.0.0/16"},
+			[]string{"server", "--allow-members", "--logtostderr=true", "--v=0", "--insecure-bind-address=0.0.0.0", "--insecure-port=8080", "--allow-privileged=false", "--service-cluster-ip-range=10.254.0.0/16"},
 			[]string{"--etcd-servers", "--kubelet-port"}},
 		{"kubeactor server takes the same", "kubeactor", []string{"server", "--etcd-servers", "http://127.0.0.1:4001", "--port=8080"},
 			config.APIServer, []string{"server", "--insecure-port=8080"}, []string{"--etcd-servers"}},

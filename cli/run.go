@@ -75,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	prog := programName(args[0])
 	if prog == config.ControllerManager || prog == config.Scheduler {
-		return insideAPIServer(prog, args[1:], stdout, stderr)
+		return bookMember(prog, args[1:], stdout, stderr)
 	}
 	var cli root
 	exit := -1

@@ -206,6 +206,11 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return fmt.Errorf("create data dir: %w", err)
 	}
+	if cfg.AllowMembers && !cfg.Clustered() {
+		if cfg, err = clusterOfOne(cfg); err != nil {
+			return err
+		}
+	}
 	nodes, services, err := controllerOptions(cfg)
 	if err != nil {
 		return err
@@ -252,7 +257,10 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 		if actorAddr, err = actorAddress(cfg); err != nil {
 			return err
 		}
-		meta := map[string]string{gateway.MetaAPI: "http://" + server.String(), metaActor: actorAddr}
+		meta := map[string]string{gateway.MetaAPI: "http://" + server.String(), metaActor: actorAddr,
+			// what a member of a role needs to run the same admission in the actors it hosts
+			metaAdmission: strings.Join(cfg.AdmissionControl, ","), metaAllowPrivileged: strconv.FormatBool(cfg.AllowPrivileged),
+			metaPodCIDRs: podCIDRsMeta(nodes.PodCIDRs)}
 		if secure != nil {
 			if sa, err := advertised(cfg, secure.ln.Addr()); err == nil {
 				meta[gateway.MetaSecureAPI] = "https://" + sa.String()
@@ -369,7 +377,26 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	return nil
 }
 
-// newObject decodes stored objects: the store knows resources by name only.
+// clusterOfOne makes a server without --initial-cluster or --join, run with
+// --allow-members, the one voter of a new Raft cluster, its peer port on
+// --peer-address or else a free loopback port (its Raft state keeps the cluster
+// across restarts; the port may change).
+func clusterOfOne(cfg config.Server) (config.Server, error) {
+	if cfg.PeerAddress == "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return cfg, fmt.Errorf("peer port: %w", err)
+		}
+		cfg.PeerAddress = ln.Addr().String()
+		if err := ln.Close(); err != nil {
+			return cfg, err
+		}
+	}
+	cfg.InitialCluster = cfg.Name + "=" + cfg.PeerAddress
+	cfg.Cluster = map[string]string{cfg.Name: cfg.PeerAddress}
+	return cfg, nil
+}
+
 // actorAddress is the replica's actor transport address: --actor-address, else the
 // peer address's host with a port free now.
 func actorAddress(cfg config.Server) (string, error) {
@@ -391,6 +418,7 @@ func actorAddress(cfg config.Server) (string, error) {
 	return addr, nil
 }
 
+// newObject decodes stored objects: the store knows resources by name only.
 func newObject(res string) (runtime.Object, error) {
 	r, ok := kinds.Lookup(res)
 	if !ok {

@@ -51,6 +51,11 @@ const (
 	noCgroup   = "the agent does not move itself or the system into cgroups"
 	noSSH      = "the API server reaches nodes over HTTP, not SSH tunnels"
 	apiserver  = "the controllers and the scheduler run inside kube-apiserver (kubeactor server): pass it there"
+	// A kube-controller-manager or kube-scheduler with --master is a member of the
+	// control plane (cli/member.go).
+	memberPort   = "a member serves no port of its own: kube-apiserver's members API lists it"
+	memberConfig = "a member reaches kube-apiserver at --master (its members API, then the peer port)"
+	withNodes    = "the node controller runs with the node actors inside kube-apiserver (kubeactor server): pass it there"
 )
 
 // bookFlags are the flags the book prints for each component that have no effect
@@ -146,25 +151,25 @@ var bookFlags = map[string][]BookFlag{
 		{"resource-container", false, noCgroup},
 	},
 	ControllerManager: {
-		{"address", false, apiserver}, {"port", false, apiserver},
-		{"master", false, apiserver}, {"kubeconfig", false, apiserver},
+		{"address", false, memberPort}, {"port", false, memberPort},
+		{"master", false, apiserver}, {"kubeconfig", false, memberConfig},
 		{"cloud-provider", false, apiserver}, {"cloud-config", false, apiserver},
 		{"concurrent-endpoint-syncs", false, apiserver}, {"concurrent-rc-syncs", false, apiserver},
 		{"service-sync-period", false, apiserver}, {"node-sync-period", false, apiserver},
 		{"resource-quota-sync-period", false, apiserver}, {"namespace-sync-period", false, apiserver},
 		{"pvclaimbinder-sync-period", false, apiserver}, {"register-retry-count", false, apiserver},
-		{"node-monitor-grace-period", false, apiserver}, {"node-startup-grace-period", false, apiserver},
-		{"node-monitor-period", false, apiserver}, {"pod-eviction-timeout", false, apiserver},
-		{"deleting-pods-qps", false, apiserver}, {"deleting-pods-burst", false, apiserver},
+		{"node-monitor-grace-period", false, withNodes}, {"node-startup-grace-period", false, withNodes},
+		{"node-monitor-period", false, withNodes}, {"pod-eviction-timeout", false, withNodes},
+		{"deleting-pods-qps", false, withNodes}, {"deleting-pods-burst", false, withNodes},
 		{"service-account-private-key-file", false, apiserver}, {"root-ca-file", false, apiserver},
 		{"cluster-name", false, apiserver}, {"cluster-cidr", false, apiserver},
 		{"allocate-node-cidrs", true, apiserver}, {"profiling", true, apiserver},
 		{"httptest.serve", false, apiserver}, {"terminated-pod-gc-threshold", false, apiserver},
 	},
 	Scheduler: {
-		{"address", false, apiserver}, {"port", false, apiserver},
-		{"master", false, apiserver}, {"kubeconfig", false, apiserver},
-		{"algorithm-provider", false, apiserver}, {"policy-config-file", false, apiserver},
+		{"address", false, memberPort}, {"port", false, memberPort},
+		{"master", false, apiserver}, {"kubeconfig", false, memberConfig},
+		{"algorithm-provider", false, "the default provider is used unless --policy-config-file names predicates and priorities"}, {"policy-config-file", false, apiserver},
 		{"profiling", true, apiserver},
 	},
 }

@@ -87,6 +87,11 @@ type Replica struct {
 	InitialCluster      string `name:"initial-cluster" help:"Every member of a new cluster, this one included: name=host:port,... (their peer addresses)."`
 	Join                string `name:"join" help:"Peer URL (http://host:port) of any member of a running cluster: this replica asks to be added to it."`
 	InitialClusterState string `name:"initial-cluster-state" default:"new" enum:"new,existing" help:"new or existing (etcd's flag; accepted: whether the replica starts a cluster is told by --initial-cluster or --join, and by the Raft state in --data-dir)."`
+	// AllowMembers runs a server without --initial-cluster or --join as a Raft
+	// cluster of one, so that kube-controller-manager and kube-scheduler can join
+	// it as members (non-voters) that host the controllers or the scheduler. On
+	// by default when the binary runs as kube-apiserver (cli/names.go).
+	AllowMembers bool `name:"allow-members" help:"Run the store as a Raft cluster of one (its peer port on --peer-address, default a free loopback port) so that kube-controller-manager and kube-scheduler (this binary under those names, --master URL) can join as members that host the controllers or the scheduler. On when run as kube-apiserver."`
 	// Raft timing, in milliseconds as etcd's flags (0: the store's LAN defaults).
 	HeartbeatInterval int `name:"heartbeat-interval" help:"Milliseconds between the leader's heartbeats (etcd's flag). Raft (hashicorp/raft) heartbeats every tenth of the election timeout: alone, this sets the election timeout to ten times it; with --election-timeout it must be at most a fifth of it. Default: a tenth of the election timeout."`
 	ElectionTimeout   int `name:"election-timeout" help:"Milliseconds a follower waits without hearing from the leader before it campaigns (randomized up to twice that), and a candidate waits for votes (etcd's flag). The leader steps down after as long without a majority. Lower means a faster failover and, on a loaded machine, more needless elections. Default: the store's, 300."`
@@ -170,12 +175,30 @@ func (r *Replica) validateReplica() error {
 	if r.SnapshotInterval < 0 {
 		return fmt.Errorf("--snapshot-interval %s: must not be negative", r.SnapshotInterval)
 	}
-	if !r.Clustered() {
-		if r.PeerAddress != "" {
-			return fmt.Errorf("--peer-address needs --initial-cluster or --join")
+	if !r.Clustered() && r.AllowMembers {
+		// A cluster of one: the server picks a free loopback peer port unless told.
+		if errs := validation.IsDNS1123Subdomain(r.Name); len(errs) > 0 {
+			return fmt.Errorf("--name %q: %s", r.Name, strings.Join(errs, "; "))
 		}
 		if r.ActorAddress != "" {
-			return fmt.Errorf("--actor-address needs --initial-cluster or --join")
+			if err := checkHostPortFlag("--actor-address", r.ActorAddress); err != nil {
+				return err
+			}
+		}
+		if err := r.validateTiming(); err != nil {
+			return err
+		}
+		if r.PeerAddress == "" {
+			return nil
+		}
+		return checkHostPortFlag("--peer-address", r.PeerAddress)
+	}
+	if !r.Clustered() {
+		if r.PeerAddress != "" {
+			return fmt.Errorf("--peer-address needs --initial-cluster, --join or --allow-members")
+		}
+		if r.ActorAddress != "" {
+			return fmt.Errorf("--actor-address needs --initial-cluster, --join or --allow-members")
 		}
 		return nil
 	}

@@ -34,12 +34,22 @@ func bookLinks(t *testing.T) string {
 type daemon struct {
 	*Background
 	done chan struct{}
+	cmd  *exec.Cmd
+}
+
+// kill9 kills the component with SIGKILL and waits for it to end.
+func (d *daemon) kill9(t *testing.T) {
+	t.Helper()
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-d.done
 }
 
 func startDaemon(t *testing.T, program string, args ...string) *daemon {
 	t.Helper()
 	cmd := exec.Command(program, args...)
-	d := &daemon{Background: &Background{}, done: make(chan struct{})}
+	d := &daemon{Background: &Background{}, done: make(chan struct{}), cmd: cmd}
 	cmd.Stdout, cmd.Stderr = d.Background, d.Background
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", program, err)
@@ -151,11 +161,12 @@ func TestBookComponentLines(t *testing.T) {
 		}
 	}
 
-	for _, c := range []string{"kube-controller-manager", "kube-scheduler"} {
-		out := runComponent(t, filepath.Join(links, c), "--logtostderr=true", "--v=0", "--master="+url)
-		if strings.Count(out, "\n") != 1 || !strings.Contains(out, "run inside kube-apiserver") {
-			t.Errorf("%s: %q", c, out)
-		}
+	// With --master they join the control plane as members hosting the controllers
+	// and the scheduler (TestBookSchedulerMember and TestBookControllerManagerMember
+	// show them at work and taken over).
+	for _, c := range []struct{ program, role string }{{"kube-controller-manager", "controllers"}, {"kube-scheduler", "scheduler"}} {
+		startDaemon(t, filepath.Join(links, c.program), "--logtostderr=true", "--v=0", "--master="+url)
+		waitRoleMembers(t, url, c.role, 1)
 	}
 	// kube-proxy for real would rewrite the host's iptables, which other tests share:
 	// its book line is checked up to the start here (TestServiceKubeProxy runs it
@@ -231,8 +242,10 @@ KUBELET_ARGS="--pod_infra_container_image=docker.intranet.com:5000/google_contai
 	if n, err := sd.Read(buf); err != nil || string(buf[:n]) != "READY=1" {
 		t.Errorf("systemd notification %q, %v; want READY=1", buf[:n], err)
 	}
-	runComponent(t, "bash", unit("controller-manager", "kube-controller-manager", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_CONTROLLER_MANAGER_ARGS")...)
-	runComponent(t, "bash", unit("scheduler", "kube-scheduler", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_SCHEDULER_ARGS")...)
+	startDaemon(t, "bash", unit("controller-manager", "kube-controller-manager", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_CONTROLLER_MANAGER_ARGS")...)
+	startDaemon(t, "bash", unit("scheduler", "kube-scheduler", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_SCHEDULER_ARGS")...)
+	waitRoleMembers(t, url, "controllers", 1)
+	waitRoleMembers(t, url, "scheduler", 1)
 	runComponent(t, "bash", unit("proxy", "kube-proxy", "$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBE_MASTER $KUBE_PROXY_ARGS")...)
 	startDaemon(t, "bash", unit("kubelet", "kubelet",
 		"$KUBE_LOGTOSTDERR $KUBE_LOG_LEVEL $KUBELET_API_SERVER $KUBELET_ADDRESS $KUBELET_PORT $KUBELET_HOSTNAME $KUBE_ALLOW_PRIV $KUBELET_ARGS")...)
@@ -242,8 +255,8 @@ KUBELET_ARGS="--pod_infra_container_image=docker.intranet.com:5000/google_contai
 	for _, c := range []struct{ component, want string }{
 		{"kube-apiserver", "msg=serving"},
 		{"kube-apiserver", "flag=--etcd-servers"},
-		{"kube-controller-manager", "run inside kube-apiserver"},
-		{"kube-scheduler", "run inside kube-apiserver"},
+		{"kube-controller-manager", "member of the control plane"},
+		{"kube-scheduler", "member of the control plane"},
 		{"kubelet", "nodes registered"},
 	} {
 		data, err := os.ReadFile(filepath.Join(logDir, c.component+".INFO"))

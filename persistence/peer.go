@@ -156,6 +156,7 @@ type memberInfo struct {
 type joinRequest struct {
 	Name        string `json:"name"`
 	PeerAddress string `json:"peerAddress"`
+	NonVoter    bool   `json:"nonVoter,omitempty"`
 }
 
 type readIndexResponse struct {
@@ -200,7 +201,8 @@ func writeError(w http.ResponseWriter, err error) {
 	http.Error(w, err.Error(), code)
 }
 
-// handleJoin adds the sender as a voter: on the leader, or forwarded to it.
+// handleJoin adds the sender as a voter (or a non-voter, as it asks): on the leader,
+// or forwarded to it.
 func (r *replica) handleJoin(w http.ResponseWriter, req *http.Request) {
 	var j joinRequest
 	if err := json.NewDecoder(io.LimitReader(req.Body, 1<<16)).Decode(&j); err != nil || j.Name == "" || j.PeerAddress == "" {
@@ -211,12 +213,15 @@ func (r *replica) handleJoin(w http.ResponseWriter, req *http.Request) {
 		r.forward(w, req.Context(), "/raft/join", j)
 		return
 	}
-	err := r.raft.AddVoter(raft.ServerID(j.Name), raft.ServerAddress(j.PeerAddress), 0, 10*time.Second).Error()
-	if err != nil {
-		writeError(w, fmt.Errorf("add voter %s: %w", j.Name, err))
+	add, what := r.raft.AddVoter, "voter"
+	if j.NonVoter {
+		add, what = r.raft.AddNonvoter, "non-voter"
+	}
+	if err := add(raft.ServerID(j.Name), raft.ServerAddress(j.PeerAddress), 0, 10*time.Second).Error(); err != nil {
+		writeError(w, fmt.Errorf("add %s %s: %w", what, j.Name, err))
 		return
 	}
-	r.log.WithField("member", j.Name).WithField("peerAddress", j.PeerAddress).Info("member added")
+	r.log.WithField("member", j.Name).WithField("peerAddress", j.PeerAddress).WithField("suffrage", what).Info("member added")
 	writeJSON(w, http.StatusOK, struct{}{})
 }
 
@@ -318,7 +323,7 @@ func (r *replica) join(url string) error {
 	var last error
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		code, msg, err := r.post(ctx, url+"/raft/join", joinRequest{Name: r.name, PeerAddress: r.addr})
+		code, msg, err := r.post(ctx, url+"/raft/join", joinRequest{Name: r.name, PeerAddress: r.addr, NonVoter: r.conf.NonVoter})
 		cancel()
 		switch {
 		case err != nil:

@@ -109,6 +109,9 @@ func openReplica(s *Store, conf Replication, dir string, inMemory bool) (*replic
 	if conf.Name == "" || conf.PeerAddress == "" {
 		return nil, fmt.Errorf("%w: replication needs a name and a peer address", ErrInvalid)
 	}
+	if conf.NonVoter && (conf.Join == "" || len(conf.InitialCluster) > 0) {
+		return nil, fmt.Errorf("%w: a non-voter joins a running cluster: it needs Join and no initial cluster", ErrInvalid)
+	}
 	if len(conf.InitialCluster) > 0 && conf.InitialCluster[conf.Name] == "" {
 		return nil, fmt.Errorf("%w: the initial cluster does not name this replica (%s)", ErrInvalid, conf.Name)
 	}
@@ -186,7 +189,14 @@ func openReplica(s *Store, conf Replication, dir string, inMemory bool) (*replic
 		return nil, fmt.Errorf("raft state: %w", err)
 	}
 	switch {
+	case existing && !conf.NonVoter:
 	case existing:
+		// A non-voter's entry may have been removed while it was away (the leader
+		// drops a dead one): ask again; the leader keeps an entry it still has.
+		if err := r.join(conf.Join); err != nil {
+			r.shutdown()
+			return nil, err
+		}
 	case len(conf.InitialCluster) > 0:
 		var servers []raft.Server
 		for name, addr := range conf.InitialCluster {

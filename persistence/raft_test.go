@@ -805,3 +805,43 @@ func TestReplicatedFollowerCrashReplaysWhatItsStateLost(t *testing.T) {
 		t.Fatalf("feed of %d events after the crash", len(got))
 	}
 }
+
+// A non-voter (a member that only hosts actors) gets every committed write,
+// forwards its own to the leader, is listed as no voter, never leads, and does not
+// count for the quorum: a cluster of one voter keeps writing with it gone.
+func TestReplicatedNonVoterFollowsAndForwards(t *testing.T) {
+	c := newCluster(t, 1, nil)
+	_, ls := c.leader()
+	ctx := context.Background()
+	if _, _, err := ls.Apply(ctx, create("default", "before")); err != nil {
+		t.Fatal(err)
+	}
+	nv := c.open("nv", Replication{Join: "http://" + ls.replica.addr, NonVoter: true})
+	if nv == nil {
+		t.FailNow()
+	}
+	waitFor(t, func() bool { _, ok := nv.Leader(); return ok && nv.Ready() })
+	if !ls.IsLeader() {
+		t.Fatal("the voter lost its leadership to a non-voter's join")
+	}
+	if _, _, err := nv.Apply(ctx, create("default", "from-nonvoter")); err != nil {
+		t.Fatalf("a non-voter's write: %v", err)
+	}
+	c.sameState()
+	ms, err := ls.Members(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if want := m.Name == "m1"; m.Voter != want || m.Leader != want || !m.Reachable {
+			t.Errorf("member %+v", m)
+		}
+	}
+	if len(ms) != 2 || nv.IsLeader() {
+		t.Fatalf("members %+v; non-voter leads: %v", ms, nv.IsLeader())
+	}
+	c.close("nv")
+	if _, _, err := ls.Apply(ctx, create("default", "after")); err != nil {
+		t.Fatalf("the voter alone: %v", err)
+	}
+}

@@ -17,8 +17,14 @@ type Replication struct {
 	// running cluster. Ignored once the data directory holds Raft state.
 	InitialCluster map[string]string
 	// Join is the peer URL (http://host:port) of any member of a running cluster;
-	// the replica asks it to be added as a voter.
+	// the replica asks it to be added as a voter (as a non-voter with NonVoter).
 	Join string
+	// NonVoter joins as a non-voter (hashicorp/raft's AddNonvoter): the replica
+	// receives every committed entry and forwards its writes like a follower, but it
+	// does not count for the quorum and never campaigns, so never leads. A member
+	// that only hosts actors (kube-scheduler, kube-controller-manager) joins so.
+	// It needs Join.
+	NonVoter bool
 	// Meta is served to peers and listed by Members: the replica's API addresses.
 	Meta map[string]string
 	// PeerHandler serves the peer port's HTTP paths that are not the store's own
