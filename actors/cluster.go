@@ -85,8 +85,9 @@ const (
 )
 
 // singletonRoles says which role's member runs each singleton when one is live.
-// The evictor stays with the node actors (the nodes' manager owns the pod CIDR
-// allocator and runs on the leader), which send it their evictions locally.
+// The evictor stays on the leader, and the node actors with the servers (their
+// manager allocates pod CIDRs with the servers' flags); a node actor on another
+// server sends the evictor its requests over the wire.
 var singletonRoles = map[string]string{schedulerName: RoleScheduler, podGCName: RoleControllers}
 
 // PlacedKinds are the kinds whose actors are spread over the members by identity:
