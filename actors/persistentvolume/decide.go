@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // betaStorageClass is the annotation that named a storage class before the field.
@@ -283,12 +284,15 @@ func DecideVolume(pv *corev1.PersistentVolume, claim *corev1.PersistentVolumeCla
 	case policy != corev1.PersistentVolumeReclaimRecycle && policy != corev1.PersistentVolumeReclaimDelete:
 		return phase(pv, corev1.VolumeReleased, "", "")
 	}
-	if pv.Status.Phase != corev1.VolumeReleased {
-		return phase(pv, corev1.VolumeReleased, "", "")
-	}
 	reason := ReasonRecycleFailed
 	if policy == corev1.PersistentVolumeReclaimDelete {
 		reason = ReasonDeleteFailed
+	}
+	if errs := validation.IsDNS1123Subdomain(RecyclerName(pv.Name)); len(errs) > 0 {
+		return phase(pv, corev1.VolumeFailed, reason, "no recycler pod can be named after the volume: "+strings.Join(errs, "; "))
+	}
+	if pv.Status.Phase != corev1.VolumeReleased {
+		return phase(pv, corev1.VolumeReleased, "", "")
 	}
 	switch {
 	case recycler == nil:
