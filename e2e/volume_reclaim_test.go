@@ -59,8 +59,8 @@ spec:
 // own, so the engine's shared image is not used). A hostPath volume under /tmp with
 // Recycle is bound by a claim and written by a pod (a file, a dot-file, a dot-dir);
 // once the claim is deleted a recycler pod scrubs the directory: the volume goes
-// Available (no claimRef), the directory stays and is empty, and the recycler pod is
-// deleted. A second hostPath volume under /tmp with Delete, used the same way, is
+// Available (no claimRef), the directory stays and is empty, a new claim binds it,
+// and the recycler pod is deleted. A second hostPath volume under /tmp with Delete, used the same way, is
 // deleted with its directory. A third with Delete outside /tmp is Failed
 // (VolumeFailedDelete) and nothing is removed.
 func TestVolumeReclaim(t *testing.T) {
@@ -131,6 +131,17 @@ func TestVolumeReclaim(t *testing.T) {
 	if got := entries(t, recycled.dir); len(got) != 0 {
 		t.Errorf("%s holds %v after recycling, want nothing", recycled.dir, got)
 	}
+	n.create("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: again}\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n")
+	Eventually(t, 30*time.Second, "a new claim binds the recycled volume", func() error {
+		c, err := n.cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "again", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if c.Status.Phase != corev1.ClaimBound || c.Spec.VolumeName != recycled.name {
+			return fmt.Errorf("phase %s, volume %q", c.Status.Phase, c.Spec.VolumeName)
+		}
+		return nil
+	})
 	Eventually(t, 90*time.Second, deleted.name+" deleted, and its directory", func() error {
 		_, err := n.cs.CoreV1().PersistentVolumes().Get(ctx, deleted.name, metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
