@@ -3,6 +3,9 @@
 # decision packages link no protoactor, Pebble, Docker, netlink or iptables code, not
 # even transitively. internal/ holds leaf packages that import none of the module: test
 # support (which only test files import) and the server's memory policy (internal/memory).
+# The images' programs import nothing of the module but images/pause, which is the
+# program of nodeagent/pause (standard library only): the agent's own /pause and the
+# image's are one program (pause, scrub, delete).
 set -euo pipefail -f
 cd "$(dirname "$0")/.."
 mod=$(go list -m)
@@ -24,6 +27,7 @@ internal/.*
 tracing	
 cli	.*
 e2e	.*
+images/pause	nodeagent/pause
 images/.*	
 	cli
 RULES

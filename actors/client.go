@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,10 +12,12 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/sirupsen/logrus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/node"
+	"github.com/kubeactor/kubeactor/actors/persistentvolume"
 	"github.com/kubeactor/kubeactor/actors/resourcequota"
 	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/persistence"
@@ -69,6 +72,11 @@ type Options struct {
 	// oldest are deleted (--terminated-pod-gc-threshold, podgc.go); 0 or less
 	// collects none (the server passes the flag, 12500 by default).
 	TerminatedPodGCThreshold int
+	// PVRecyclerImage is the image of the pods that scrub a released Recycle volume
+	// or delete a released Delete hostPath volume's directory: the agents' infra
+	// image, whose /pause has the scrub and delete modes (--pv-recycler-image);
+	// "" means persistentvolume.DefaultRecyclerImage.
+	PVRecyclerImage string
 	// ServiceAccounts, when set, runs the service-account controllers: a "default"
 	// account in every active namespace and, with a token generator, a token secret
 	// per account. Nil runs neither (tests of other kinds).
@@ -167,6 +175,7 @@ func Start(opts Options) (*System, error) {
 		requestTimeout:  opts.RequestTimeout,
 		quotaSyncPeriod: opts.ResourceQuotaSyncPeriod,
 		podGCThreshold:  opts.TerminatedPodGCThreshold,
+		pvRecycler:      persistentvolume.RecyclerOptions{Image: cmp.Or(opts.PVRecyclerImage, persistentvolume.DefaultRecyclerImage), Namespace: metav1.NamespaceDefault},
 		stats:           newStats(opts.Resources),
 		serviceAccounts: opts.ServiceAccounts,
 	}
@@ -235,6 +244,7 @@ func (s *System) startFeeds(from int64) {
 		{&feed{env: s.env, resource: "nodes", routes: []route{nodeToLoadBalancers}}, "services"},
 		{&feed{env: s.env, resource: "persistentvolumes", routes: []route{volumeToClaims}}, "persistentvolumeclaims"},
 		{&feed{env: s.env, resource: "persistentvolumeclaims", routes: []route{claimToVolumes}}, "persistentvolumes"},
+		{&feed{env: s.env, resource: "pods", routes: []route{recyclerToVolume}}, "persistentvolumes"},
 	}
 	if s.env.serviceAccounts != nil {
 		feeds = append(feeds, []struct {

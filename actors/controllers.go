@@ -119,7 +119,8 @@ func (e *env) controllerFor(resource string) func() control.Controller {
 		period := e.quotaSyncPeriod
 		return func() control.Controller { return resourcequota.NewController(period) }
 	case "persistentvolumes":
-		return persistentvolume.NewVolumeController
+		opts := e.pvRecycler
+		return func() control.Controller { return persistentvolume.NewVolumeController(opts) }
 	case "persistentvolumeclaims":
 		return persistentvolume.NewClaimController
 	case "events":

@@ -17,9 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeactor/kubeactor/actors/kinds"
+	"github.com/kubeactor/kubeactor/actors/persistentvolume"
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // startVolumes starts a system with the volumes' and claims' actors on a store that
@@ -165,8 +167,9 @@ func (b bindings) check(t *testing.T) {
 
 // TestClaimsRaceForVolumes: 20 claims created at once race for 5 volumes; exactly 5
 // bind, each volume to one claim, claimRef and volumeName agreeing. A released
-// Recycle volume then goes to one of the waiting claims, a Retain one stays
-// Released, a Delete one is deleted.
+// Recycle volume then goes to one of the waiting claims once its recycler pod
+// Succeeded, a Retain one stays Released, a Delete one is deleted once its pod
+// Succeeded; the recycler pods are deleted.
 func TestClaimsRaceForVolumes(t *testing.T) {
 	s, st := startVolumes(t)
 	policies := []corev1.PersistentVolumeReclaimPolicy{corev1.PersistentVolumeReclaimRetain, corev1.PersistentVolumeReclaimRecycle,
@@ -200,6 +203,9 @@ func TestClaimsRaceForVolumes(t *testing.T) {
 		if _, _, err := s.Delete(ctx, persistence.Key{Resource: "persistentvolumeclaims", Namespace: "default", Name: ref.Name}, DeleteOptions{}); err != nil {
 			t.Fatalf("delete claim: %v", err)
 		}
+		if pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimRetain {
+			finishRecycler(t, s, st, pv.Name, corev1.PodSucceeded)
+		}
 		eventually(t, 20*time.Second, fmt.Sprintf("%s (%s) reclaimed", pv.Name, pv.Spec.PersistentVolumeReclaimPolicy), func() bool {
 			now, ok := readBinding(st).volumes[pv.Name]
 			switch want {
@@ -216,6 +222,79 @@ func TestClaimsRaceForVolumes(t *testing.T) {
 		return c == 3
 	})
 	readBinding(st).check(t)
+	for _, name := range []string{"pv1", "pv2"} {
+		eventually(t, 20*time.Second, "recycler pod of "+name+" deleted", func() bool {
+			return gone(st, podKey("default", persistentvolume.RecyclerName(name)))
+		})
+	}
+}
+
+// finishRecycler waits for the recycler pod of volume pv and makes it end in phase
+// (as the node agent would); it checks the pod is the one DecideVolume plans.
+func finishRecycler(t *testing.T, s *System, st *persistence.Store, pv string, phase corev1.PodPhase) {
+	t.Helper()
+	key := podKey("default", persistentvolume.RecyclerName(pv))
+	var p *corev1.Pod
+	eventually(t, 20*time.Second, "recycler pod of "+pv+" created", func() bool {
+		it, err := st.Get(key)
+		if err == nil {
+			p, _ = it.Object.(*corev1.Pod)
+		}
+		return p != nil
+	})
+	if c := p.Spec.Containers; len(c) != 1 || c[0].Image != persistentvolume.DefaultRecyclerImage || p.Spec.RestartPolicy != corev1.RestartPolicyNever ||
+		p.Labels[persistentvolume.RecyclerRoleLabel] != persistentvolume.RecyclerRole {
+		t.Errorf("recycler pod %s: image, restart policy or label unexpected: %+v", key.Name, p)
+	}
+	next := p.DeepCopy()
+	next.Status.Phase = phase
+	if phase == corev1.PodFailed {
+		next.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "recycler",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}
+	}
+	if _, err := s.Update(context.Background(), key, next, command.Preconditions{}); err != nil {
+		t.Fatalf("finish recycler pod %s: %v", key.Name, err)
+	}
+}
+
+// TestRecyclerFails: a Recycle volume whose recycler pod Failed is Failed with
+// reason VolumeFailedRecycle and a message naming the pod and its exit code, and
+// stays so once the pod is deleted; a Delete volume outside /tmp is Failed with
+// VolumeFailedDelete, keeps its object and claimRef, and no pod is made for it.
+func TestRecyclerFails(t *testing.T) {
+	s, st := startVolumes(t)
+	ctx := context.Background()
+	outside := testVolume("outside", "1Gi", corev1.PersistentVolumeReclaimDelete)
+	outside.Spec.HostPath.Path = "/var/lib/outside"
+	for _, pv := range []*corev1.PersistentVolume{testVolume("scrubbed", "1Gi", corev1.PersistentVolumeReclaimRecycle), outside} {
+		createStorage(t, s, "persistentvolumes", pv)
+		claim := testClaim("default", "for-"+pv.Name, "1Gi")
+		claim.Spec.VolumeName = pv.Name
+		createStorage(t, s, "persistentvolumeclaims", claim)
+		eventually(t, 20*time.Second, pv.Name+" bound", func() bool {
+			v := readBinding(st).volumes[pv.Name]
+			return v != nil && v.Status.Phase == corev1.VolumeBound
+		})
+		if _, _, err := s.Delete(ctx, persistence.Key{Resource: "persistentvolumeclaims", Namespace: "default", Name: claim.Name}, DeleteOptions{}); err != nil {
+			t.Fatalf("delete claim: %v", err)
+		}
+	}
+	finishRecycler(t, s, st, "scrubbed", corev1.PodFailed)
+	for name, want := range map[string][2]string{
+		"scrubbed": {persistentvolume.ReasonRecycleFailed, "recycler pod default/pv-recycler-scrubbed failed: container recycler exited with code 1 (Error)"},
+		"outside":  {persistentvolume.ReasonDeleteFailed, "a hostPath volume is deleted only under /tmp/; /var/lib/outside is not"},
+	} {
+		eventually(t, 20*time.Second, name+" Failed", func() bool {
+			pv := readBinding(st).volumes[name]
+			return pv != nil && pv.Status.Phase == corev1.VolumeFailed && pv.Status.Reason == want[0] && pv.Status.Message == want[1]
+		})
+		eventually(t, 20*time.Second, "no recycler pod of "+name, func() bool {
+			return gone(st, podKey("default", persistentvolume.RecyclerName(name)))
+		})
+	}
+	if pv := readBinding(st).volumes["outside"]; pv == nil || pv.Spec.ClaimRef == nil {
+		t.Errorf("the volume outside /tmp was deleted or lost its claimRef: %+v", pv)
+	}
 }
 
 // TestPodWaitsForClaim: the scheduler does not place a pod whose claim is missing,

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubeactor/kubeactor/actors/persistentvolume"
 	"github.com/kubeactor/kubeactor/actors/pod"
 	"github.com/kubeactor/kubeactor/actors/service"
 	"github.com/kubeactor/kubeactor/actors/serviceaccount"
@@ -149,6 +150,21 @@ func claimToVolumes(e *env, ev persistence.Event) []persistence.Key {
 	return keysWhere(e, "persistentvolumes", "", nil, func(pv *corev1.PersistentVolume) bool {
 		return pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.Namespace == c.Namespace && pv.Spec.ClaimRef.Name == c.Name
 	})
+}
+
+// recyclerToVolume routes a change of a volume's recycler pod (its phase above all:
+// the volume is reclaimed once the pod finished; its deletion: a new one may be
+// made) to the volume its annotation names.
+func recyclerToVolume(e *env, ev persistence.Event) []persistence.Key {
+	p, ok := ev.Item.Object.(*corev1.Pod)
+	if !ok || p.Namespace != e.pvRecycler.Namespace || p.Labels[persistentvolume.RecyclerRoleLabel] != persistentvolume.RecyclerRole {
+		return nil
+	}
+	pv := p.Annotations[persistentvolume.RecyclerVolumeAnnotation]
+	if pv == "" || p.Name != persistentvolume.RecyclerName(pv) {
+		return nil
+	}
+	return []persistence.Key{{Resource: "persistentvolumes", Name: pv}}
 }
 
 // secretToServiceAccount routes a change of a service-account token secret to the

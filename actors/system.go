@@ -14,6 +14,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/actors/node"
+	"github.com/kubeactor/kubeactor/actors/persistentvolume"
 	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/tracing"
@@ -53,9 +54,12 @@ type env struct {
 	// Options.ResourceQuotaSyncPeriod.
 	requestTimeout  time.Duration
 	quotaSyncPeriod time.Duration
-	podGCThreshold  int             // Options.TerminatedPodGCThreshold (podgc.go)
-	stats           *stats          // stats.go
-	tracer          *tracing.Tracer // Options.Tracer (tracing.go); nil: none
+	podGCThreshold  int // Options.TerminatedPodGCThreshold (podgc.go)
+	// pvRecycler makes the pods that reclaim released persistent volumes
+	// (Options.PVRecyclerImage).
+	pvRecycler persistentvolume.RecyclerOptions
+	stats      *stats          // stats.go
+	tracer     *tracing.Tracer // Options.Tracer (tracing.go); nil: none
 	// serviceAccounts is Options.ServiceAccounts (nil: no service-account controllers).
 	serviceAccounts *serviceaccount.Options
 	// cluster is this member's place in a replicated control plane (cluster.go);

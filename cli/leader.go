@@ -113,7 +113,7 @@ func (cp *controlPlane) start(ctx context.Context) error {
 		Nodes: cp.nodes, Services: cp.services,
 		Scheduler: true, SchedulerShards: cfg.SchedulerShards, SchedulerPolicy: cfg.SchedulerPolicy,
 		Admission: adm.Chain, ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod,
-		TerminatedPodGCThreshold: cfg.TerminatedPodGCThreshold, ServiceAccounts: cp.serviceAccounts,
+		TerminatedPodGCThreshold: cfg.TerminatedPodGCThreshold, PVRecyclerImage: cfg.PVRecyclerImage, ServiceAccounts: cp.serviceAccounts,
 		Cluster: cp.cluster(true)})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)

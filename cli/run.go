@@ -71,7 +71,7 @@ func Run(args []string) int {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if pause.Is(args[0]) { // the infra container of a pod, in the image the agent built
-		return pause.Run(stderr)
+		return pause.Main(args[1:], stderr)
 	}
 	prog := programName(args[0])
 	if prog == config.ControllerManager || prog == config.Scheduler {

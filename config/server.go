@@ -37,6 +37,8 @@ type Server struct {
 	ResourceQuotaSyncPeriod time.Duration `name:"resource-quota-sync-period" default:"10s" help:"How often each resource quota recounts its usage (it also recounts when what it counts changes)."`
 	// TerminatedPodGCThreshold is the book's controller-manager flag.
 	TerminatedPodGCThreshold int `name:"terminated-pod-gc-threshold" default:"12500" help:"Terminated pods (Succeeded or Failed) kept before the oldest are deleted, every 20s; 0 or less keeps them all."`
+	// PVRecyclerImage is the image of the persistent volumes' recycler pods.
+	PVRecyclerImage string `name:"pv-recycler-image" default:"kubeactor/pause:latest" help:"Image of the pods that scrub a released Recycle volume and delete a released Delete hostPath volume's directory: the nodes' --pod-infra-container-image, whose /pause has the scrub and delete modes (empty: the default)."`
 	// The node controller and service addresses (the book's controller-manager and
 	// apiserver flags).
 	NodeMonitorGracePeriod time.Duration `name:"node-monitor-grace-period" default:"40s" help:"How long a node may go without posting status before it is marked Unknown."`

@@ -100,32 +100,64 @@ func findVolume(volumes []*corev1.PersistentVolume, name string) *corev1.Persist
 }
 
 // VolumeController is a volume's controller (control.Controller): it keeps the
-// volume's phase (DecideVolume) and reclaims it once its claim is gone.
+// volume's phase and reclaims it once its claim is gone (DecideVolume), running its
+// recycler pod.
 type VolumeController struct {
 	control.Base
+	opts   RecyclerOptions
 	failed int64 // the revision whose write failed: it is retried by its timer only
+	dirty  bool  // an answer about the recycler pod came back: look again
 }
 
 var _ control.Controller = (*VolumeController)(nil)
 
-// NewVolumeController returns the controller of one volume.
-func NewVolumeController() control.Controller { return &VolumeController{} }
+// NewVolumeController returns the controller of one volume, whose recycler pods
+// are made with opts.
+func NewVolumeController(opts RecyclerOptions) control.Controller {
+	return &VolumeController{opts: opts}
+}
 
-// Settle syncs a volume whose phase may be out of date.
+// Settle syncs a volume whose phase may be out of date, or whose recycler pod's
+// create or delete was answered.
 func (c *VolumeController) Settle(fx control.Effects) {
 	pv, ok := fx.Object().(*corev1.PersistentVolume)
-	if ok && fx.Revision() != c.failed && !DecideVolume(pv, claimOf(fx, pv)).empty() {
+	if !ok || fx.Outstanding() > 0 {
+		return
+	}
+	if c.dirty || fx.Revision() != c.failed && !c.decide(fx, pv).empty() {
 		fx.QueueSync()
 	}
 }
 
-// Sync writes the volume's next state, or deletes it.
+// decide is DecideVolume of the volume as stored, its claim and its recycler pod.
+func (c *VolumeController) decide(fx control.Effects, pv *corev1.PersistentVolume) VolumePlan {
+	return DecideVolume(pv, claimOf(fx, pv), c.recyclerOf(fx, pv), c.opts)
+}
+
+// Sync takes the volume's next step: deletes its finished or stale recycler pod,
+// writes the volume's next state or deletes it, or creates the recycler pod.
 func (c *VolumeController) Sync(fx control.Effects) {
 	pv, ok := fx.Object().(*corev1.PersistentVolume)
-	if !ok {
+	if !ok || fx.Outstanding() > 0 {
 		return
 	}
-	plan := DecideVolume(pv, claimOf(fx, pv))
+	c.dirty = false
+	plan := c.decide(fx, pv)
+	if plan.Volume != nil {
+		if err := fx.Write(plan.Volume); err != nil {
+			fx.Log().WithField("error", err).Warn("write volume")
+			c.retry(fx)
+			return
+		}
+		if st := plan.Volume.Status; st.Phase == corev1.VolumeFailed {
+			fx.Record(plan.Volume, corev1.EventTypeWarning, st.Reason, st.Message)
+		} else if pv.Spec.ClaimRef != nil && plan.Volume.Spec.ClaimRef == nil && plan.DeletePod {
+			fx.Log().Info("reclaim policy Recycle: the volume was scrubbed and is Available again")
+		}
+	}
+	if plan.DeletePod {
+		fx.Delete(c.recyclerRef(pv), false)
+	}
 	switch {
 	case plan.Delete:
 		fx.Log().Info("reclaim policy Delete: deleting the released volume")
@@ -133,15 +165,35 @@ func (c *VolumeController) Sync(fx control.Effects) {
 			fx.Log().WithField("error", err).Warn("delete released volume")
 			c.retry(fx)
 		}
-	case plan.Volume != nil:
-		if err := fx.Write(plan.Volume); err != nil {
-			fx.Log().WithField("error", err).Warn("write volume")
+	case plan.CreatePod != nil:
+		fx.Log().WithFields(map[string]any{"pod": plan.CreatePod.Namespace + "/" + plan.CreatePod.Name,
+			"policy": pv.Spec.PersistentVolumeReclaimPolicy}).Info("reclaiming the released volume with a recycler pod")
+		if err := fx.Create("pods", plan.CreatePod); err != nil {
+			fx.Log().WithField("error", err).Warn("create recycler pod")
 			c.retry(fx)
-			return
 		}
-		if plan.Volume.Status.Phase == corev1.VolumeFailed {
-			fx.Record(plan.Volume, corev1.EventTypeWarning, plan.Volume.Status.Reason, plan.Volume.Status.Message)
-		}
+	}
+}
+
+// Answered looks again once the recycler pod's create or delete is answered; a
+// refused create is retried by the timer only.
+func (c *VolumeController) Answered(fx control.Effects, a control.Answer) {
+	if a.Err != nil && !a.Gone {
+		fx.Log().WithFields(map[string]any{"pod": a.Ref.Namespace + "/" + a.Ref.Name, "error": a.Err}).Warn("recycler pod write refused")
+		c.retry(fx)
+		return
+	}
+	c.dirty = true
+}
+
+// Deleted deletes the recycler pod of a volume deleted while it was being reclaimed.
+func (c *VolumeController) Deleted(fx control.Effects, last runtime.Object) {
+	pv, ok := last.(*corev1.PersistentVolume)
+	if !ok {
+		return
+	}
+	if p := c.recyclerOf(fx, pv); p != nil && p.DeletionTimestamp == nil {
+		fx.Delete(c.recyclerRef(pv), true)
 	}
 }
 
@@ -151,7 +203,26 @@ func (c *VolumeController) retry(fx control.Effects) {
 	fx.SyncAt(fx.Now().Add(time.Second))
 }
 
-func (p VolumePlan) empty() bool { return p.Volume == nil && !p.Delete }
+func (p VolumePlan) empty() bool {
+	return p.Volume == nil && !p.Delete && p.CreatePod == nil && !p.DeletePod
+}
+
+func (c *VolumeController) recyclerRef(pv *corev1.PersistentVolume) control.Ref {
+	return control.Ref{Resource: "pods", Namespace: c.opts.Namespace, Name: RecyclerName(pv.Name)}
+}
+
+// recyclerOf reads pv's recycler pod, or nil: a pod of that name that does not name
+// pv in its annotation is someone else's.
+func (c *VolumeController) recyclerOf(fx control.Effects, pv *corev1.PersistentVolume) *corev1.Pod {
+	if !fx.Serves("pods") {
+		return nil
+	}
+	p, _ := fx.Get(c.recyclerRef(pv)).(*corev1.Pod)
+	if p == nil || p.Annotations[RecyclerVolumeAnnotation] != pv.Name {
+		return nil
+	}
+	return p
+}
 
 // claimOf reads the claim pv's claimRef names, or nil.
 func claimOf(fx control.Effects, pv *corev1.PersistentVolume) *corev1.PersistentVolumeClaim {

@@ -1,10 +1,15 @@
 package persistentvolume
 
 import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // betaStorageClass is the annotation that named a storage class before the field.
@@ -169,75 +174,242 @@ func bound(claim *corev1.PersistentVolumeClaim, pv *corev1.PersistentVolume) *co
 	return next
 }
 
-// VolumePlan is what a volume's controller does next; at most one field is set.
+// VolumePlan is what a volume's controller does next: at most one of Volume, Delete
+// and CreatePod, and DeletePod with any of them.
 type VolumePlan struct {
 	// Volume is the volume's own next state (its phase, or a recycled volume's
 	// cleared claimRef).
 	Volume *corev1.PersistentVolume `json:"volume,omitempty"`
 	// Delete removes the volume object (reclaim policy Delete).
 	Delete bool `json:"delete,omitempty"`
+	// CreatePod is the recycler pod to create: it scrubs or deletes the volume's
+	// data (RecyclerPod).
+	CreatePod *corev1.Pod `json:"createPod,omitempty"`
+	// DeletePod deletes the observed recycler pod: it finished, or it was made for
+	// an earlier release of the volume.
+	DeletePod bool `json:"deletePod,omitempty"`
 }
 
 // Reasons of the volume's status and of the binder's events.
 const (
 	ReasonRecycleFailed = "VolumeFailedRecycle"
+	ReasonDeleteFailed  = "VolumeFailedDelete"
 	ReasonFailedBinding = "FailedBinding"
 )
 
-// DecideVolume decides a volume's next state given the claim its claimRef names
-// (nil when that claim does not exist). A free volume is Available, as is one
-// pre-bound to a claim (a claimRef without a uid) that is not bound yet; a volume
-// whose claim exists and is the one it names is Bound; a volume whose claim is gone
-// (or was replaced: another uid) is Released and then reclaimed: Retain keeps it
-// Released, Delete deletes the object, Recycle makes a hostPath or NFS volume
-// Available again (its data is not scrubbed) and fails any other.
-func DecideVolume(pv *corev1.PersistentVolume, claim *corev1.PersistentVolumeClaim) VolumePlan {
-	if pv.DeletionTimestamp != nil {
-		return VolumePlan{}
-	}
+// RecyclerOptions configure the pods that reclaim released volumes.
+type RecyclerOptions struct {
+	// Image runs the pause program of package nodeagent/pause as its entrypoint,
+	// whose `scrub DIR` and `delete PATH` modes the pods use: the node agent's infra
+	// image (--pv-recycler-image, the agents' --pod-infra-container-image).
+	Image string
+	// Namespace holds the recycler pods ("default", as in Kubernetes 1.0).
+	Namespace string
+}
+
+// DefaultRecyclerImage is the infra image the agents use by default.
+const DefaultRecyclerImage = "kubeactor/pause:latest"
+
+// Labels and annotations of a recycler pod.
+const (
+	// RecyclerRoleLabel is the recycler pods' label (value RecyclerRole): kubectl get
+	// pods -l kubeactor.io/role=pv-recycler lists them.
+	RecyclerRoleLabel = "kubeactor.io/role"
+	RecyclerRole      = "pv-recycler"
+	// RecyclerVolumeAnnotation names the volume a recycler pod reclaims.
+	RecyclerVolumeAnnotation = "kubeactor.io/persistent-volume"
+	// RecyclerClaimAnnotation is the uid of the released claim (the volume's
+	// claimRef) the pod reclaims the volume from: a pod of an earlier release is not
+	// this one's.
+	RecyclerClaimAnnotation = "kubeactor.io/released-claim-uid"
+	// RecyclerMountPath is where a recycler pod mounts the volume (Recycle) or the
+	// directory holding it (Delete).
+	RecyclerMountPath = "/scrub"
+	// DeletableHostPathRoot is the only directory under which a hostPath volume's
+	// directory is deleted (Kubernetes' hostPath deleter allows /tmp/.+ only).
+	DeletableHostPathRoot = "/tmp"
+)
+
+// RecyclerName is the name of the recycler pod of the volume named pv.
+func RecyclerName(pv string) string { return "pv-recycler-" + pv }
+
+// DecideVolume decides a volume's next step given the claim its claimRef names (nil
+// when that claim does not exist) and its recycler pod as observed (the pod named
+// RecyclerName in opts.Namespace, nil when there is none). A free volume is
+// Available, as is one pre-bound to a claim (a claimRef without a uid) that is not
+// bound yet; a volume whose claim exists and is the one it names is Bound; a volume
+// whose claim is gone (or was replaced: another uid) is Released and then reclaimed
+// by its policy:
+//   - Retain keeps it Released;
+//   - Recycle (hostPath and nfs; any other fails) runs a recycler pod that empties
+//     the volume: once it Succeeded the volume is Available again (claimRef
+//     cleared), once it Failed the volume is Failed with the pod's reason;
+//   - Delete of a hostPath volume runs a pod that deletes its directory, under /tmp
+//     only (elsewhere the volume fails), then deletes the object; Delete of any
+//     other volume deletes the object only.
+//
+// A finished recycler pod is deleted with the step that reads its outcome; a pod
+// made for an earlier release is deleted before anything else is done with one
+// (a pod already being deleted is waited for). A Failed released volume stays
+// Failed.
+func DecideVolume(pv *corev1.PersistentVolume, claim *corev1.PersistentVolumeClaim, recycler *corev1.Pod, opts RecyclerOptions) VolumePlan {
 	ref := pv.Spec.ClaimRef
-	switch {
-	case ref == nil:
-		return phase(pv, corev1.VolumeAvailable, "")
-	case ref.UID == "":
-		return phase(pv, corev1.VolumeAvailable, "")
-	case claim != nil && claim.UID == ref.UID:
-		if claim.Spec.VolumeName != "" && claim.Spec.VolumeName != pv.Name {
-			// The claim bound elsewhere (its author named another volume): free this one.
-			next := pv.DeepCopy()
-			next.Spec.ClaimRef = nil
-			next.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeAvailable}
-			return VolumePlan{Volume: next}
-		}
-		return phase(pv, corev1.VolumeBound, "")
+	released := ref != nil && ref.UID != "" && (claim == nil || claim.UID != ref.UID)
+	ours := recycler != nil && released && recycler.Annotations[RecyclerClaimAnnotation] == string(ref.UID)
+	stale := recycler != nil && !ours
+	deletable := recycler != nil && recycler.DeletionTimestamp == nil // not being deleted already
+	if pv.DeletionTimestamp != nil {
+		return VolumePlan{DeletePod: deletable}
 	}
-	switch pv.Spec.PersistentVolumeReclaimPolicy {
-	case corev1.PersistentVolumeReclaimDelete:
+	if !released {
+		plan := keep(pv, claim)
+		plan.DeletePod = stale && deletable
+		return plan
+	}
+	if stale {
+		return VolumePlan{DeletePod: deletable} // its name is the one a new recycler needs
+	}
+	if pv.Status.Phase == corev1.VolumeFailed {
+		return VolumePlan{DeletePod: deletable}
+	}
+	policy := pv.Spec.PersistentVolumeReclaimPolicy
+	switch {
+	case policy == corev1.PersistentVolumeReclaimRecycle && pv.Spec.HostPath == nil && pv.Spec.NFS == nil:
+		return phase(pv, corev1.VolumeFailed, ReasonRecycleFailed, "recycle is supported for hostPath and nfs volumes only")
+	case policy == corev1.PersistentVolumeReclaimDelete && pv.Spec.HostPath == nil:
 		return VolumePlan{Delete: true}
-	case corev1.PersistentVolumeReclaimRecycle:
-		if pv.Spec.HostPath == nil && pv.Spec.NFS == nil {
-			return phase(pv, corev1.VolumeFailed, "recycle is supported for hostPath and nfs volumes only")
-		}
+	case policy == corev1.PersistentVolumeReclaimDelete && !underDeletableRoot(pv.Spec.HostPath.Path):
+		return phase(pv, corev1.VolumeFailed, ReasonDeleteFailed,
+			fmt.Sprintf("a hostPath volume is deleted only under %s/; %s is not", DeletableHostPathRoot, pv.Spec.HostPath.Path))
+	case policy != corev1.PersistentVolumeReclaimRecycle && policy != corev1.PersistentVolumeReclaimDelete:
+		return phase(pv, corev1.VolumeReleased, "", "")
+	}
+	reason := ReasonRecycleFailed
+	if policy == corev1.PersistentVolumeReclaimDelete {
+		reason = ReasonDeleteFailed
+	}
+	if errs := validation.IsDNS1123Subdomain(RecyclerName(pv.Name)); len(errs) > 0 {
+		return phase(pv, corev1.VolumeFailed, reason, "no recycler pod can be named after the volume: "+strings.Join(errs, "; "))
+	}
+	if pv.Status.Phase != corev1.VolumeReleased {
+		return phase(pv, corev1.VolumeReleased, "", "")
+	}
+	switch {
+	case recycler == nil:
+		return VolumePlan{CreatePod: RecyclerPod(pv, opts)}
+	case recycler.Status.Phase == corev1.PodFailed:
+		plan := phase(pv, corev1.VolumeFailed, reason, failure(recycler))
+		plan.DeletePod = deletable
+		return plan
+	case recycler.Status.Phase != corev1.PodSucceeded:
+		return VolumePlan{} // at work, or deleted before it finished: a new one follows it
+	case policy == corev1.PersistentVolumeReclaimDelete:
+		return VolumePlan{Delete: true, DeletePod: deletable}
+	}
+	next := pv.DeepCopy()
+	next.Spec.ClaimRef = nil
+	next.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeAvailable}
+	return VolumePlan{Volume: next, DeletePod: deletable}
+}
+
+// keep is the plan of a volume that is not released: Available when free or
+// pre-bound, Bound to its claim.
+func keep(pv *corev1.PersistentVolume, claim *corev1.PersistentVolumeClaim) VolumePlan {
+	ref := pv.Spec.ClaimRef
+	if ref == nil || ref.UID == "" {
+		return phase(pv, corev1.VolumeAvailable, "", "")
+	}
+	if claim.Spec.VolumeName != "" && claim.Spec.VolumeName != pv.Name {
+		// The claim bound elsewhere (its author named another volume): free this one.
 		next := pv.DeepCopy()
 		next.Spec.ClaimRef = nil
 		next.Status = corev1.PersistentVolumeStatus{Phase: corev1.VolumeAvailable}
 		return VolumePlan{Volume: next}
+	}
+	return phase(pv, corev1.VolumeBound, "", "")
+}
+
+// underDeletableRoot tells whether a hostPath volume's directory may be deleted: it is under
+// DeletableHostPathRoot, and not that directory itself.
+func underDeletableRoot(path string) bool {
+	clean := filepath.Clean(path)
+	return filepath.IsAbs(path) && strings.HasPrefix(clean, DeletableHostPathRoot+"/")
+}
+
+// RecyclerPod is the pod that reclaims pv: for Recycle it mounts the volume at
+// RecyclerMountPath and empties it (`scrub /scrub`), for Delete it mounts the
+// directory holding the hostPath directory and removes it (`delete /scrub/NAME`).
+// It runs once (restartPolicy Never) in opts.Namespace, with opts.Image, whose
+// entrypoint is the pause program (nodeagent/pause).
+func RecyclerPod(pv *corev1.PersistentVolume, opts RecyclerOptions) *corev1.Pod {
+	var src corev1.VolumeSource
+	args := []string{"scrub", RecyclerMountPath}
+	switch {
+	case pv.Spec.PersistentVolumeReclaimPolicy == corev1.PersistentVolumeReclaimDelete:
+		clean := filepath.Clean(pv.Spec.HostPath.Path)
+		src.HostPath = &corev1.HostPathVolumeSource{Path: filepath.Dir(clean)}
+		args = []string{"delete", RecyclerMountPath + "/" + filepath.Base(clean)}
+	case pv.Spec.HostPath != nil:
+		src.HostPath = &corev1.HostPathVolumeSource{Path: pv.Spec.HostPath.Path}
 	default:
-		return phase(pv, corev1.VolumeReleased, "")
+		src.NFS = pv.Spec.NFS.DeepCopy()
+		src.NFS.ReadOnly = false
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        RecyclerName(pv.Name),
+			Namespace:   opts.Namespace,
+			Labels:      map[string]string{RecyclerRoleLabel: RecyclerRole},
+			Annotations: map[string]string{RecyclerVolumeAnnotation: pv.Name, RecyclerClaimAnnotation: string(pv.Spec.ClaimRef.UID)},
+		},
+		Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers: []corev1.Container{{
+				Name:            "recycler",
+				Image:           opts.Image,
+				Args:            args,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				VolumeMounts:    []corev1.VolumeMount{{Name: "vol", MountPath: RecyclerMountPath}},
+			}},
+			Volumes: []corev1.Volume{{Name: "vol", VolumeSource: src}},
+		},
 	}
 }
 
-// phase is the plan that writes pv's phase (and failure message) when it differs.
-func phase(pv *corev1.PersistentVolume, p corev1.PersistentVolumePhase, message string) VolumePlan {
-	if pv.Status.Phase == p && pv.Status.Message == message {
+// failure is the message of a volume whose recycler pod failed: the pod's own
+// message, else its container's termination.
+func failure(p *corev1.Pod) string {
+	msg := "recycler pod " + p.Namespace + "/" + p.Name + " failed"
+	if p.Status.Message != "" {
+		return msg + ": " + p.Status.Message
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			msg += fmt.Sprintf(": container %s exited with code %d", cs.Name, t.ExitCode)
+			if t.Reason != "" {
+				msg += " (" + t.Reason + ")"
+			}
+			if t.Message != "" {
+				msg += ": " + t.Message
+			}
+			return msg
+		}
+	}
+	if p.Status.Reason != "" {
+		msg += ": " + p.Status.Reason
+	}
+	return msg
+}
+
+// phase is the plan that writes pv's phase (and failure reason and message) when it
+// differs.
+func phase(pv *corev1.PersistentVolume, p corev1.PersistentVolumePhase, reason, message string) VolumePlan {
+	if pv.Status.Phase == p && pv.Status.Reason == reason && pv.Status.Message == message {
 		return VolumePlan{}
 	}
 	next := pv.DeepCopy()
 	next.Status.Phase = p
+	next.Status.Reason = reason
 	next.Status.Message = message
-	next.Status.Reason = ""
-	if p == corev1.VolumeFailed {
-		next.Status.Reason = ReasonRecycleFailed
-	}
 	return VolumePlan{Volume: next}
 }

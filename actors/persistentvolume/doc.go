@@ -11,4 +11,11 @@
 // exactly one wins a volume and the losers pick again. Once the volume names it,
 // the claim writes its own spec.volumeName and Bound status; the volume's actor
 // moves its own phase to Bound.
+//
+// Reclaiming is the volume's own: once its claim is gone DecideVolume, given the
+// volume, the claim and the volume's recycler pod as observed, plans the next step
+// (Released; create the recycler pod that scrubs the volume or deletes its hostPath
+// directory; once the pod finished, Available, Failed or the object deleted, and the
+// pod deleted). The pod runs the infra image's pause program (nodeagent/pause) in its
+// scrub or delete mode; a feed of pods wakes the volume when its pod changes.
 package persistentvolume
