@@ -81,3 +81,13 @@ func TestProcessKind(t *testing.T) {
 		}
 	}
 }
+
+// TestAroundHidesTheValue: the excerpt a leak test prints shows the line, not the value.
+func TestAroundHidesTheValue(t *testing.T) {
+	const v = "hunter2-secret"
+	text := "first line\n{\"msg\":\"auth\",\"token\":\"" + v + "\",\"again\":\"" + v + "\"}\nlast line\n"
+	got := around(text, strings.Index(text, v), len(v))
+	if strings.Contains(got, v) || !strings.Contains(got, `"token":"<the value>"`) || strings.Contains(got, "first line") {
+		t.Fatalf("around = %q", got)
+	}
+}

@@ -332,7 +332,8 @@ current-context: local
 	}
 }
 
-// around is the line of text holding text[i:i+n].
+// around is the line of text holding text[i:i+n], every occurrence of that value
+// replaced by <the value>: a failure shows where a secret leaked, not the secret.
 func around(text string, i, n int) string {
 	start := strings.LastIndexByte(text[:i], '\n') + 1
 	end := strings.IndexByte(text[i+n:], '\n')
@@ -344,5 +345,5 @@ func around(text string, i, n int) string {
 	if end-start > 600 {
 		start, end = max(start, i-300), min(end, i+n+300)
 	}
-	return text[start:end]
+	return strings.ReplaceAll(text[start:end], text[i:i+n], "<the value>")
 }
