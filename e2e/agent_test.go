@@ -22,6 +22,7 @@ type Agent struct {
 	done   chan struct{}
 	mu     sync.Mutex
 	logs   bytes.Buffer
+	file   *os.File // the run's copy of the log (runlogs.go); nil when not kept
 }
 
 // startAgent starts `kubeactor agent` against s with args; it is stopped (SIGTERM)
@@ -38,6 +39,9 @@ func (a *Agent) readLogs(r io.Reader) {
 		a.mu.Lock()
 		a.logs.Write(sc.Bytes())
 		a.logs.WriteByte('\n')
+		if a.file != nil {
+			_, _ = a.file.Write(append(append(make([]byte, 0, len(sc.Bytes())+1), sc.Bytes()...), '\n'))
+		}
 		a.mu.Unlock()
 	}
 }

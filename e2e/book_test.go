@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -50,11 +51,22 @@ func startDaemon(t *testing.T, program string, args ...string) *daemon {
 	t.Helper()
 	cmd := exec.Command(program, args...)
 	d := &daemon{Background: &Background{}, done: make(chan struct{}), cmd: cmd}
-	cmd.Stdout, cmd.Stderr = d.Background, d.Background
+	var out io.Writer = d.Background
+	file := runLogFile(t, filepath.Base(program))
+	if file != nil {
+		out = io.MultiWriter(d.Background, file)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", program, err)
 	}
-	go func() { _ = cmd.Wait(); close(d.done) }()
+	go func() {
+		_ = cmd.Wait()
+		if file != nil {
+			_ = file.Close()
+		}
+		close(d.done)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {

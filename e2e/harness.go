@@ -64,6 +64,7 @@ type Server struct {
 	done chan struct{}
 	mu   sync.Mutex
 	logs bytes.Buffer
+	file *os.File // the run's copy of the log (runlogs.go); nil when not kept
 }
 
 // StartServer starts a server on a free loopback port with its data in dataDir
@@ -104,12 +105,24 @@ func launch(t testing.TB, command, dataDir string, extra ...string) (*Server, er
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.file = runLogFile(t, command)
+	if s.file != nil {
+		s.cmd.Stdout = s.file
+	}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("start server: %v", err)
 	}
 	addr := make(chan [2]string, 1)
-	go s.readLogs(stderr, addr)
-	go func() { _ = s.cmd.Wait(); close(s.done) }()
+	logged := make(chan struct{})
+	go func() { s.readLogs(stderr, addr); close(logged) }()
+	go func() {
+		_ = s.cmd.Wait()
+		<-logged
+		if s.file != nil {
+			_ = s.file.Close()
+		}
+		close(s.done)
+	}()
 	t.Cleanup(func() {
 		s.Kill()
 		if t.Failed() {
@@ -153,6 +166,9 @@ func (s *Server) readLogs(r io.Reader, addr chan<- [2]string) {
 		s.mu.Lock()
 		s.logs.Write(line)
 		s.logs.WriteByte('\n')
+		if s.file != nil {
+			_, _ = s.file.Write(append(append(make([]byte, 0, len(line)+1), line...), '\n'))
+		}
 		s.mu.Unlock()
 		if sent {
 			continue

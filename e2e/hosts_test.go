@@ -155,11 +155,23 @@ func startProcess(t testing.TB, program string, args ...string) *Agent {
 	if err != nil {
 		t.Fatal(err)
 	}
+	a.file = runLogFile(t, processKind(program, args))
+	if a.file != nil {
+		a.cmd.Stdout = a.file
+	}
 	if err := a.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", program, err)
 	}
-	go a.readLogs(stderr)
-	go func() { _ = a.cmd.Wait(); close(a.done) }()
+	logged := make(chan struct{})
+	go func() { a.readLogs(stderr); close(logged) }()
+	go func() {
+		_ = a.cmd.Wait()
+		<-logged
+		if a.file != nil {
+			_ = a.file.Close()
+		}
+		close(a.done)
+	}()
 	t.Cleanup(func() {
 		a.Stop(t)
 		if t.Failed() {

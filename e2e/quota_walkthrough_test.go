@@ -160,6 +160,7 @@ func waitToken(t *testing.T, s *Server, ns string) {
 func TestBookQuotaLimitsWalkthrough(t *testing.T) {
 	dir := t.TempDir()
 	token := randomSecret(t, "walk")
+	RegisterSecret(t, "the admin's token", token)
 	s := StartServer(t, "",
 		"--token_auth_file="+writeFile(t, dir, "token_auth_file", token+",admin,1\n"),
 		"--authorization_mode=ABAC", "--authorization_policy_file="+writeFile(t, dir, "policy", `{"user":"admin"}`+"\n"),

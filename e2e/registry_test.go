@@ -170,6 +170,11 @@ func dockercfgSecret(name, registry, user, pass string) *corev1.Secret {
 // (then ImagePullBackOff) and the registry's reason, and a Failed event says so.
 func TestDockerImagePullSecrets(t *testing.T) {
 	users := map[string]string{"json-user": "pw-" + randHex(8), "cfg-user": "pw-" + randHex(8)}
+	for u, pw := range users {
+		RegisterSecret(t, u+"'s password", pw)
+		RegisterSecret(t, u+"'s credentials", u+":"+pw)
+	}
+	RegisterSecret(t, "the wrong credentials", "json-user:not-the-password")
 	reg := startPrivateRegistry(t, users)
 	// The node's other ports stay off: another agent on the machine may hold them.
 	// Both processes log at --v=4: the passwords must not be in their logs.

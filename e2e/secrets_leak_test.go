@@ -108,6 +108,11 @@ func TestSecretsStaySecret(t *testing.T) {
 		pendingName  = "leak-pending-" + suffix
 		basicUser    = "basic-" + suffix
 	)
+	for what, v := range map[string]string{"the admin's token": adminToken, "the kubelet's token": kubeletToken, "a wrong token": wrongToken,
+		"the password": password, "a wrong password": wrongPass, "secret data (first)": dataA, "secret data (second)": dataB,
+		"secret data (updated)": dataC, "the dockercfg password": dockerPass, "secret data that is no base64": badData} {
+		RegisterSecret(t, what, v)
+	}
 	policy := `{"user":"admin"}` + "\n" + `{"user":"kubelet"}` + "\n" + `{"user":"` + basicUser + `"}` + "\n" +
 		`{"user":"system:serviceaccount:default:default","readonly":true}` + "\n"
 	s := StartServer(t, "", "--v=4", "--tracing", "--trace-sampling", "1",
@@ -118,6 +123,7 @@ func TestSecretsStaySecret(t *testing.T) {
 	if s.SecureURL == "" {
 		t.Fatal("no secure address in the startup log")
 	}
+	s.RegisterKeys(t)
 	pem, err := os.ReadFile(s.caFile())
 	if err != nil {
 		t.Fatal(err)
@@ -221,10 +227,12 @@ current-context: local
 		t.Fatalf("token secret %s: no JWT (%v)", tokenSecret, err)
 	}
 	jwt := string(jwtBytes)
+	RegisterSecret(t, "the service-account JWT", jwt)
 	jwtSig := jwt[strings.LastIndex(jwt, ".")+1:]
 	c.must(http.StatusOK, http.MethodGet, pods, bearer(jwt), "")
 	c.must(http.StatusForbidden, http.MethodPost, secrets, bearer(jwt), secret("y"+secretName, "Opaque", map[string]string{"password": dataA}, ""))
 	forged := jwt[:strings.LastIndex(jwt, ".")+1] + randomSecret(t, "forged")
+	RegisterSecret(t, "a forged JWT", forged)
 	c.must(http.StatusUnauthorized, http.MethodGet, pods, bearer(forged), "")
 
 	// A pod that mounts the generic secret, run by the simulated node, and one that
@@ -299,6 +307,9 @@ current-context: local
 		{"the dockercfg password", dockerPass}, {"the dockercfg auth", dockerAuth}, {"the dockercfg", dockercfg},
 		{"the service-account JWT", jwt}, {"the JWT's signature", jwtSig}, {"a forged JWT", forged},
 	}
+	for _, chk := range checks {
+		RegisterSecret(t, chk.what, chk.value)
+	}
 	for _, src := range sources {
 		t.Run(src.name, func(t *testing.T) {
 			if strings.TrimSpace(src.text) == "" {
@@ -321,7 +332,8 @@ current-context: local
 	}
 }
 
-// around is the line of text holding text[i:i+n].
+// around is the line of text holding text[i:i+n], every occurrence of that value
+// replaced by <the value>: a failure shows where a secret leaked, not the secret.
 func around(text string, i, n int) string {
 	start := strings.LastIndexByte(text[:i], '\n') + 1
 	end := strings.IndexByte(text[i+n:], '\n')
@@ -333,5 +345,5 @@ func around(text string, i, n int) string {
 	if end-start > 600 {
 		start, end = max(start, i-300), min(end, i+n+300)
 	}
-	return text[start:end]
+	return strings.ReplaceAll(text[start:end], text[i:i+n], "<the value>")
 }

@@ -26,8 +26,10 @@ func TestServiceAccountTokens(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte("admin-token,admin,1\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	RegisterSecret(t, "the admin's token", "admin-token")
 	s := StartServer(t, "", "--authorization-mode", "ABAC", "--authorization-policy-file", policy, "--token-auth-file", tokens,
 		"--admission-control", "NamespaceLifecycle,LimitRanger,SecurityContextDeny,ServiceAccount,ResourceQuota")
+	s.RegisterKeys(t)
 
 	// The token secret of default/default, through the API.
 	var secretName string
@@ -49,6 +51,7 @@ func TestServiceAccountTokens(t *testing.T) {
 		return string(b)
 	}
 	token := field(secretName, "token")
+	RegisterSecret(t, "default/default's service-account token", token)
 	if strings.Count(token, ".") != 2 {
 		t.Fatalf("token %q is no JWT", token)
 	}
@@ -200,6 +203,7 @@ spec:
 // to the secure port, where ABAC lets the kubelet user in: its node registers.
 func TestAgentKubeconfig(t *testing.T) {
 	dir := t.TempDir()
+	RegisterSecret(t, "the kubelet's token", "kubelet-token")
 	s := StartServer(t, "", "--authorization-mode", "ABAC",
 		"--authorization-policy-file", writeFile(t, dir, "policy.jsonl", `{"user":"kubelet"}`+"\n"),
 		"--token-auth-file", writeFile(t, dir, "tokens.csv", "kubelet-token,kubelet,1\n"))
