@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestServiceKubeProxySecurePort (issue 14): kube-proxy (the binary through a
@@ -60,27 +58,7 @@ current-context: secure
 `)
 	}
 
-	c.s.MustKubectl(t, kubeProxyRC, "create", "-f", "-")
-	Eventually(t, 60*time.Second, "the service has an endpoint", func() error {
-		ep, err := c.cs.CoreV1().Endpoints("default").Get(t.Context(), "kpweb", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != 1 {
-			return fmt.Errorf("endpoints %+v", ep.Subsets)
-		}
-		return nil
-	})
-	svc, err := c.cs.CoreV1().Services("default").Get(t.Context(), "kpweb", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods, err := c.cs.CoreV1().Pods("default").List(t.Context(), metav1.ListOptions{LabelSelector: "app=kpweb"})
-	if err != nil || len(pods.Items) != 1 {
-		t.Fatalf("kpweb pods: %v %v", pods, err)
-	}
-	pod := pods.Items[0].Name
-	url := "http://" + svc.Spec.ClusterIP + ":80/hostname"
+	pod, url := startKPWeb(t, c)
 	kubeProxy := func(kc string) *Agent {
 		return startProcess(t, "ip", "netns", "exec", h.name, link, "--kubeconfig="+kc, "--logtostderr=true", "--v=4",
 			"--hostname-override="+h.name, "--bind-node-ip="+h.ip, "--proxy-mode=iptables")
@@ -103,16 +81,7 @@ current-context: secure
 	}
 
 	kubeProxy(kubeconfig("kube-proxy.kubeconfig", token, c.s.caFile()))
-	Eventually(t, 60*time.Second, "the cluster IP answers through kube-proxy on the secure port", func() error {
-		out, err := exec.Command("ip", "netns", "exec", h.name, "curl", "-sS", "--max-time", "3", url).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("curl %s in %s: %v: %s", url, h.name, err, out)
-		}
-		if got := strings.TrimSpace(string(out)); got != pod {
-			return fmt.Errorf("answer %q, want %q", got, pod)
-		}
-		return nil
-	})
+	clusterIPAnswers(t, h.name, url, pod, "the cluster IP answers through kube-proxy on the secure port", 60*time.Second)
 	nat, err := exec.Command("ip", "netns", "exec", h.name, "iptables-save", "-t", "nat").CombinedOutput()
 	if err != nil || !strings.Contains(string(nat), "KUBE-SVC-") {
 		t.Errorf("iptables mode's tables: %v\n%s", err, nat)

@@ -54,27 +54,7 @@ func TestServiceKubeProxy(t *testing.T) {
 	}
 	master := "http://" + c.subnet + ".254:" + c.s.URL[strings.LastIndex(c.s.URL, ":")+1:]
 
-	c.s.MustKubectl(t, kubeProxyRC, "create", "-f", "-")
-	Eventually(t, 60*time.Second, "the service has an endpoint", func() error {
-		ep, err := c.cs.CoreV1().Endpoints("default").Get(t.Context(), "kpweb", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != 1 {
-			return fmt.Errorf("endpoints %+v", ep.Subsets)
-		}
-		return nil
-	})
-	svc, err := c.cs.CoreV1().Services("default").Get(t.Context(), "kpweb", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods, err := c.cs.CoreV1().Pods("default").List(t.Context(), metav1.ListOptions{LabelSelector: "app=kpweb"})
-	if err != nil || len(pods.Items) != 1 {
-		t.Fatalf("kpweb pods: %v %v", pods, err)
-	}
-	pod := pods.Items[0].Name
-	url := "http://" + svc.Spec.ClusterIP + ":80/hostname"
+	pod, url := startKPWeb(t, c)
 	save := func() string {
 		out, err := exec.Command("ip", "netns", "exec", h.name, "iptables-save", "-t", "nat").CombinedOutput()
 		if err != nil {
@@ -88,16 +68,7 @@ func TestServiceKubeProxy(t *testing.T) {
 	}
 	answers := func(what string) {
 		t.Helper()
-		Eventually(t, 30*time.Second, what, func() error {
-			out, err := exec.Command("ip", "netns", "exec", h.name, "curl", "-sS", "--max-time", "3", url).CombinedOutput()
-			if err != nil {
-				return fmt.Errorf("curl %s in %s: %v: %s", url, h.name, err, out)
-			}
-			if got := strings.TrimSpace(string(out)); got != pod {
-				return fmt.Errorf("answer %q, want %q", got, pod)
-			}
-			return nil
-		})
+		clusterIPAnswers(t, h.name, url, pod, what, 30*time.Second)
 	}
 	kubeProxy := func(flags ...string) *Agent {
 		args := append([]string{"netns", "exec", h.name, link,
@@ -118,4 +89,48 @@ func TestServiceKubeProxy(t *testing.T) {
 	if nat := save(); !strings.Contains(nat, "KUBE-SVC-") || strings.Contains(nat, "KUBE-PORTALS-HOST") {
 		t.Errorf("iptables mode's tables (userspace's gone):\n%s", nat)
 	}
+}
+
+// startKPWeb creates the kube-proxy tests' RC and service (kubeProxyRC), waits for its
+// one endpoint, and returns its pod's name and the URL of its cluster IP.
+func startKPWeb(t *testing.T, c *cluster) (pod, url string) {
+	t.Helper()
+	c.s.MustKubectl(t, kubeProxyRC, "create", "-f", "-")
+	Eventually(t, 60*time.Second, "the service has an endpoint", func() error {
+		ep, err := c.cs.CoreV1().Endpoints("default").Get(t.Context(), "kpweb", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(ep.Subsets) != 1 || len(ep.Subsets[0].Addresses) != 1 {
+			return fmt.Errorf("endpoints %+v", ep.Subsets)
+		}
+		return nil
+	})
+	svc, err := c.cs.CoreV1().Services("default").Get(t.Context(), "kpweb", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := c.cs.CoreV1().Pods("default").List(t.Context(), metav1.ListOptions{LabelSelector: "app=kpweb"})
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("kpweb pods: %v %v", pods, err)
+	}
+	pod = pods.Items[0].Name
+	url = "http://" + svc.Spec.ClusterIP + ":80/hostname"
+	return pod, url
+}
+
+// clusterIPAnswers waits until url, fetched in the host's network namespace,
+// answers with the pod's name.
+func clusterIPAnswers(t *testing.T, host, url, pod, what string, within time.Duration) {
+	t.Helper()
+	Eventually(t, within, what, func() error {
+		out, err := exec.Command("ip", "netns", "exec", host, "curl", "-sS", "--max-time", "3", url).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("curl %s in %s: %v: %s", url, host, err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != pod {
+			return fmt.Errorf("answer %q, want %q", got, pod)
+		}
+		return nil
+	})
 }
