@@ -55,7 +55,11 @@ type Options struct {
 	SchedulerShards int    // shard actors bidding in parallel; 0 means 1
 	SchedulerPolicy []byte // a --policy-config-file; nil means the default policy
 	SchedulerSeed   int64  // salts the tie breaks, drawn from a hash of the pod's name (0 is a salt too)
-	SchedulerEvents bool   // also write a Scheduled event per bound pod, through the scheduler's event budget
+	// SchedulerQuiet writes no Scheduled event for the pods the scheduler binds
+	// (benchmarks of the scheduler alone). By default every bound pod gets one
+	// (kube-scheduler's "Successfully assigned <pod> to <node>"), through the
+	// scheduler's event budget.
+	SchedulerQuiet bool
 	// SyncPacing makes a controller's feed-triggered sync wait this many times the
 	// cost of its last sync (when that was 1 ms or more): 0 means DefaultSyncPacing,
 	// a negative value turns pacing off (tests that drive syncs by hand).

@@ -707,7 +707,7 @@ func TestClusterSchedulerMember(t *testing.T) {
 			t.Skip("two members in one process race inside protoactor's remote (grpc's global logger): run without -race (make unit does)")
 		}
 		s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
-			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, SchedulerEvents: true,
+			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1,
 			Cluster: &ClusterOptions{Name: name, Address: addr[name], Leader: name == "a", Role: role,
 				Members: view("a", "s1", "s2"), LeaderName: "a"}})
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
@@ -25,15 +26,18 @@ func lbIngress(t testing.TB, s *System, name string) []string {
 	return ips
 }
 
+// addressedNode is a Ready node at ip whose service proxy runs.
 func addressedNode(name, ip string, now time.Time) *corev1.Node {
 	n := newNode(name, now, &now)
+	n.Annotations = map[string]string{kinds.ServiceProxyAnnotation: "iptables"}
 	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}, {Type: corev1.NodeHostName, Address: name}}
 	return n
 }
 
 // TestLoadBalancerIngressFollowsNodes: a LoadBalancer service's ingress is the
-// addresses of the Ready nodes, and follows them as nodes come, stop being Ready and
-// go; a NodePort service gets none, and loses it when it stops being a LoadBalancer.
+// addresses of the Ready nodes whose service proxy runs, and follows them as nodes
+// come, stop being Ready, lose or regain their proxy and go; a NodePort service gets
+// none, and loses it when it stops being a LoadBalancer.
 func TestLoadBalancerIngressFollowsNodes(t *testing.T) {
 	st := openControllerStore(t)
 	s := startControllers(t, st, nil, NodeOptions{}, testServiceOptions)
@@ -71,6 +75,23 @@ func TestLoadBalancerIngressFollowsNodes(t *testing.T) {
 	want("n2 not Ready: n1 only", "192.0.2.11")
 	heartbeat(t, s, st, "n2", time.Now())
 	want("n2 Ready again", "192.0.2.2", "192.0.2.11")
+
+	// n2's proxy stops (its mark is taken away), then starts again.
+	setProxy := func(mode string) {
+		t.Helper()
+		n := getNode(t, st, "n2").DeepCopy()
+		n.Annotations = map[string]string{}
+		if mode != "" {
+			n.Annotations[kinds.ServiceProxyAnnotation] = mode
+		}
+		if _, err := s.Update(ctx, nodeKey("n2"), n, command.Preconditions{}); err != nil {
+			t.Fatalf("update n2: %v", err)
+		}
+	}
+	setProxy("")
+	want("n2 runs no proxy: n1 only", "192.0.2.11")
+	setProxy("userspace")
+	want("n2's proxy back", "192.0.2.2", "192.0.2.11")
 
 	// n2 goes: n1 only; a third node comes.
 	if _, _, err := s.Delete(ctx, nodeKey("n2"), DeleteOptions{}); err != nil {

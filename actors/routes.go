@@ -77,16 +77,16 @@ func podToServices(e *env, ev persistence.Event) []persistence.Key {
 }
 
 // nodeToLoadBalancers routes a node's change to the LoadBalancer services whose
-// ingress (service.Ingress) it may change: those that lack the address of a Ready
-// node, and those that list the address of a node that is not Ready or is gone. A
-// heartbeat that changes nothing routes nowhere.
+// ingress (service.Ingress) it may change: those that lack the address of a node
+// that serves (Ready, its service proxy running), and those that list the address of
+// a node that does not or is gone. A heartbeat that changes nothing routes nowhere.
 func nodeToLoadBalancers(e *env, ev persistence.Event) []persistence.Key {
 	n, ok := ev.Item.Object.(*corev1.Node)
 	if !ok {
 		return nil
 	}
 	ip, hasIP := service.NodeAddress(n)
-	serves := hasIP && ev.Type != persistence.Deleted && service.Ready(n)
+	serves := hasIP && ev.Type != persistence.Deleted && service.Serves(n)
 	return keysWhere(e, "services", "", nil, func(svc *corev1.Service) bool {
 		// A Ready node whose address changed is missing under its new one, so the
 		// old one goes too; a node without an address routes everywhere.

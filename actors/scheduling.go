@@ -59,7 +59,7 @@ type schedulerConfig struct {
 }
 
 func newSchedulerConfig(opts Options) (*schedulerConfig, error) {
-	c := &schedulerConfig{shards: opts.SchedulerShards, seed: opts.SchedulerSeed, scheduledEvents: opts.SchedulerEvents}
+	c := &schedulerConfig{shards: opts.SchedulerShards, seed: opts.SchedulerSeed, scheduledEvents: !opts.SchedulerQuiet}
 	if c.shards <= 0 {
 		c.shards = 1
 	}

@@ -517,12 +517,13 @@ func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
 	})
 }
 
-// TestSchedulerScheduledEvents: with SchedulerEvents a bound pod gets a Scheduled
-// event naming its node (through the event budget, which has room for it here).
+// TestSchedulerScheduledEvents: by default a bound pod gets a Scheduled event from
+// default-scheduler naming the pod and its node, as v1.0's kube-scheduler words it
+// (through the event budget, which has room for it here).
 func TestSchedulerScheduledEvents(t *testing.T) {
 	store := openStore(t)
 	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
-		Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, SchedulerEvents: true})
+		Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -533,11 +534,11 @@ func TestSchedulerScheduledEvents(t *testing.T) {
 		var msgs []string
 		store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
 			if e := it.Object.(*corev1.Event); e.Reason == "Scheduled" && e.InvolvedObject.Name == "web" {
-				msgs = append(msgs, e.Message)
+				msgs = append(msgs, e.Source.Component+": "+e.Message)
 			}
 			return true
 		})
-		if !slices.Equal(msgs, []string{"Successfully assigned default/web to a"}) {
+		if !slices.Equal(msgs, []string{"default-scheduler: Successfully assigned web to a"}) {
 			return fmt.Errorf("Scheduled events %q", msgs)
 		}
 		return nil

@@ -37,9 +37,9 @@ var componentCommand = map[string][]string{
 
 // bookCommandLine turns the command line of the program prog (flags in the '-'
 // spelling) into kubeactor's, and tells which component's flags it takes (""
-// for none): kube-apiserver's for `server` and `up`, the kubelet's for `agent`,
-// kube-proxy's for `proxy --proxy-mode`. The book's flags that have no effect here
-// are taken out, with a warning each.
+// for the client's): kube-apiserver's for `server` and `up`, the kubelet's for
+// `agent`, kube-proxy's for `proxy --proxy-mode`, kubectl's for the rest. The
+// book's flags that have no effect here are taken out, with a warning each.
 func bookCommandLine(prog string, args []string, app *kong.Application) (string, []string, []config.Warning) {
 	component := ""
 	if cmd, ok := componentCommand[prog]; ok {
@@ -55,12 +55,14 @@ func bookCommandLine(prog string, args []string, app *kong.Application) (string,
 			component = config.Kubelet
 		case cmd == "proxy" && hasFlag(args, "proxy-mode"):
 			component = config.KubeProxy
-		default:
-			return "", args, nil
 		}
 	}
 	known := commandFlags(app, cmd)
-	out, warns := config.BookArgs(component, args, func(name string) bool { return known[name] })
+	flagsOf := component
+	if component == "" { // kubectl, or kubeactor's client commands
+		flagsOf = config.Kubectl
+	}
+	out, warns := config.BookArgs(flagsOf, args, func(name string) bool { return known[name] })
 	return component, out, warns
 }
 

@@ -151,6 +151,58 @@ func TestBookFlagsAccepted(t *testing.T) {
 	}
 }
 
+// bookKubectlLines are the kubectl command lines the digests print (ch1-2 §3.6's
+// Table 2.2 of global flags, each on `get pods`; ch3-5 §9's every command and flag),
+// with the book's values.
+var bookKubectlLines = [][]string{
+	{"get", "pods", "--api-version=v1"}, {"get", "pods", "--cluster=kubernetes-cluster"}, {"get", "pods", "--context=ctx-dev"},
+	{"get", "pods", "--kubeconfig=/root/.kube/config"}, {"get", "pods", "--match-server-version=false"}, {"get", "pods", "--namespace=development"},
+	{"get", "pods", "-s", "http://kubernetes-master:8080"}, {"get", "pods", "--server=http://kubernetes-master:8080"},
+	{"get", "pods", "--certificate-authority=/var/run/kubernetes/ca.crt"}, {"get", "pods", "--client-certificate=/c.crt"},
+	{"get", "pods", "--client-key=/c.key"}, {"get", "pods", "--insecure-skip-tls-verify=false"},
+	{"get", "pods", "--password=thomas"}, {"get", "pods", "--token=1kjqweroiuou"}, {"get", "pods", "--user=dev"}, {"get", "pods", "--username=thomas"},
+	{"get", "pods", "--help=false"}, {"get", "pods", "--validate=false"},
+	{"get", "nodes", "--server=https://kubernetes-master:443", "--api-version=v1", "--username=thomas", "--password=thomas", "--insecure-skip-tls-verify=true"},
+	{"create", "-f", "redis-master-controller.yaml"}, {"create", "-f", "limits.yaml", "--namespace=myspace"}, {"create", "-f", "x.yaml", "--validate"},
+	{"replace", "-f", "unschedule_node.yaml"}, {"update", "-f", "unschedule_node.yaml"},
+	{"patch", "node", "kubernetes-minion1", "-p", `{"spec": {"unschedulable": true}}`},
+	{"get", "pods", "-lrole"}, {"get", "pods", "-l=name=cassandra"}, {"get", "pods", "-o", "wide"}, {"get", "pods", "-o", "json"},
+	{"get", "pods", "kube-dns-v8-iknnc", "--namespace=kube-system", "-o", "yaml"}, {"get", "serviceaccounts", "--all-namespaces"},
+	{"describe", "quota", "quota-development", "--namespace=development"},
+	{"scale", "rc", "redis-slave", "--replicas=3"}, {"scale", "--replicas=3", "replicationcontrollers", "foo"},
+	{"label", "pod", "redis-master-bobr0", "role=master", "--overwrite"}, {"label", "pod", "redis-master-bobr0", "role-"},
+	{"rolling-update", "redis-master", "-f", "redis-master-controller-v2.yaml"}, {"rolling-update", "redis-master", "--image=redis-master:2.0"},
+	{"rolling-update", "redis-master", "--image=kubeguide/redis-master:2.0", "--rollback"},
+	{"rolling-update", "redis-master", "--image=redis-master:2.0", "--deployment-label-key=deployment", "--update-period=1m0s", "--poll-interval=3s", "--timeout=5m0s", "--dry-run=false"},
+	{"logs", "redis-master-bobr0"}, {"logs", "redis-master-bobr0", "-c", "master"},
+	{"exec", "busybox", "--", "nslookup", "redis-master"}, {"exec", "kube-dns-v8-5tpm2", "-c", "etcd", "--namespace=kube-system", "etcdctl", "ls"},
+	{"exec", "-ti", "cassandra", "--", "nodetool", "status"},
+	{"config", "set-cluster", "kubernetes-cluster", "--server=https://192.168.1.128:8080"},
+	{"config", "set-context", "ctx-dev", "--namespace=development", "--cluster=kubernetes-cluster", "--user=dev"},
+	{"config", "view"}, {"config", "use-context", "ctx-dev"}, {"namespace", "myspace"},
+	{"stop", "rc", "redis-master"}, {"expose", "rc", "redis-master", "--port=6379"}, {"run", "nginx", "--image=nginx"},
+	{"port-forward", "redis-master-bobr0", "6379:6379"}, {"proxy", "--port=8001"}, {"cluster-info"}, {"api-versions"}, {"version"},
+}
+
+// TestBookKubectlFlags runs every kubectl command line the digests print, and each of
+// Table 2.2's logging flags, through the kubectl link's parser: each is accepted,
+// its flags honoured or warned about.
+func TestBookKubectlFlags(t *testing.T) {
+	lines := append([][]string(nil), bookKubectlLines...)
+	for _, f := range bookCommonFlags {
+		if f != "--version=false" { // `kubectl version` is a command, and --version the flag of the others
+			lines = append(lines, []string{"get", "pods", f})
+		}
+	}
+	for _, line := range lines {
+		t.Run(strings.Join(line, " "), func(t *testing.T) {
+			if _, _, err := parseAs(t, config.Kubectl, line); err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+		})
+	}
+}
+
 func TestBookFlagsRefused(t *testing.T) {
 	tests := []struct {
 		name string
@@ -259,7 +311,10 @@ func TestBookCommandLine(t *testing.T) {
 		{"kube-proxy", config.KubeProxy, []string{"--master=http://m:8080", "--oom-score-adj=-899"},
 			config.KubeProxy, []string{"proxy", "--proxy-mode=userspace", "--master=http://m:8080"}, []string{"--oom-score-adj"}},
 		{"kubectl proxy is not kube-proxy", "kubeactor", []string{"proxy", "--port=8001"}, "", []string{"proxy", "--port=8001"}, nil},
-		{"kubectl", config.Kubectl, []string{"get", "pods", "--log-flush-frequency=5s"}, "", []string{"get", "pods", "--log-flush-frequency=5s"}, nil},
+		{"kubectl: the book's logging flags", config.Kubectl, []string{"get", "pods", "--log-flush-frequency=5s", "--v=2"}, "", []string{"get", "pods", "--v=2"}, []string{"--log-flush-frequency"}},
+		{"kubectl: Table 2.2's flags it does not have", config.Kubectl, []string{"--api-version=v1", "get", "nodes", "--match-server-version", "--validate=false", "--help=false"},
+			"", []string{"get", "nodes"}, []string{"--api-version", "--match-server-version", "--validate"}},
+		{"kubeactor's client commands take kubectl's flags", "kubeactor", []string{"create", "-f", "x.yaml", "--validate"}, "", []string{"create", "-f", "x.yaml"}, []string{"--validate"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

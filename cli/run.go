@@ -109,7 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer closeLog()
-	logWarnings(log, component, warns)
+	logWarnings(log, logName(prog, component), warns)
 	if err := ctx.Run(&globals{log: log, stdout: stdout, stderr: stderr}); err != nil {
 		var code exitCode
 		if errors.As(err, &code) { // already printed, kubectl-style

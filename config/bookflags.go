@@ -2,6 +2,7 @@ package config
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -172,6 +173,14 @@ var bookFlags = map[string][]BookFlag{
 		{"algorithm-provider", false, "the default provider is used unless --policy-config-file names predicates and priorities"}, {"policy-config-file", false, apiserver},
 		{"profiling", true, apiserver},
 	},
+	// kubectl's global flags of Table 2.2 that kubeactor's client does not have; the
+	// rest (--server, --kubeconfig, --context, --cluster, --user, --namespace, the
+	// TLS and credential flags) are honoured.
+	Kubectl: {
+		{"api-version", false, "only the v1 API is served: every request uses v1"},
+		{"match-server-version", true, "the versions are not compared: the server serves the v1 API to every client"},
+		{"validate", true, "the server validates every object it is given; the client sends files as written"},
+	},
 }
 
 // commonBookFlags are the book's logging flags (Table 4.1) that have no effect here;
@@ -192,6 +201,8 @@ func BookFlags(component string) []BookFlag {
 // BookArgs rewrites a component's command line (flags already in the '-' spelling)
 // into kubeactor's: renamed flags get kubeactor's names, and flags of bookFlags
 // that the command does not have (known tells) are taken out, each with a warning.
+// The book's `--help=false` (kubectl's Table 2.2 prints it so) is taken out: it asks
+// for no help.
 // Everything else is left for the command's parser, which reports what it does not
 // know. Nothing after a bare "--" is touched.
 func BookArgs(component string, args []string, known func(name string) bool) ([]string, []Warning) {
@@ -213,6 +224,9 @@ func BookArgs(component string, args []string, known func(name string) bool) ([]
 			continue
 		}
 		name, value, hasValue := strings.Cut(a[2:], "=")
+		if name == "help" && hasValue && isFalse(value) {
+			continue
+		}
 		if to, ok := renames[name]; ok && !known(name) {
 			name = to
 			a = "--" + to
@@ -244,4 +258,10 @@ func BookArgs(component string, args []string, known func(name string) bool) ([]
 		warns = append(warns, Warning{Flag: "--" + name, Reason: f.Reason})
 	}
 	return out, warns
+}
+
+// isFalse tells whether a boolean flag's value says false, as Go's flag package reads it.
+func isFalse(v string) bool {
+	b, err := strconv.ParseBool(v)
+	return err == nil && !b
 }

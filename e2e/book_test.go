@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // bookComponents are the names `make install` links to the binary.
@@ -107,8 +110,10 @@ func runComponent(t *testing.T, program string, args ...string) string {
 	return string(out)
 }
 
-// bookRedisMaster creates the book's first RC through the kubectl link and waits
-// for its pod to run on the node.
+// bookRedisMaster creates the book's first RC through the kubectl link, waits for its
+// pod to run on the node, and reads `kubectl describe pod` as the book's
+// troubleshooting flow does (ch3-5 §4.7): the scheduler's Scheduled event, from
+// default-scheduler, names the pod and its node.
 func bookRedisMaster(t *testing.T, links, url, file string) {
 	t.Helper()
 	kubectl := filepath.Join(links, "kubectl")
@@ -119,13 +124,31 @@ func bookRedisMaster(t *testing.T, links, url, file string) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	if out, err := kc("create", "-f", file); err != nil || !strings.Contains(out, "redis-master") {
+	if out, err := kc("create", "-f", file, "--validate=true"); err != nil || !strings.Contains(out, "redis-master") {
 		t.Fatalf("kubectl create: %v\n%s", err, out)
 	}
+	// Table 2.2's global flags as the book's §5.4.2 passes them (--api-version="v1").
+	if out, err := kc("get", "nodes", "--api-version=v1", "--match-server-version=false", "--insecure-skip-tls-verify=true"); err != nil ||
+		!strings.Contains(out, "flag=--api-version") || !strings.Contains(out, "STATUS") {
+		t.Fatalf("kubectl get nodes with the book's global flags: %v\n%s", err, out)
+	}
+	var pod corev1.Pod
 	Eventually(t, 60*time.Second, "the redis-master pod runs", func() error {
-		out, err := kc("get", "pods", "-l", "name=redis-master")
-		if err != nil || !strings.Contains(out, "Running") {
+		out, err := kc("get", "pods", "-l", "name=redis-master", "-o", "json")
+		var list corev1.PodList
+		if err != nil || json.Unmarshal([]byte(out), &list) != nil || len(list.Items) != 1 || list.Items[0].Status.Phase != corev1.PodRunning {
 			return fmt.Errorf("%v: %s", err, out)
+		}
+		pod = list.Items[0]
+		return nil
+	})
+	want := []string{"{default-scheduler ", "Scheduled", "Successfully assigned " + pod.Name + " to " + pod.Spec.NodeName}
+	Eventually(t, 30*time.Second, "describe pod shows the Scheduled event", func() error {
+		out, err := kc("describe", "pod", pod.Name)
+		for _, w := range want {
+			if err != nil || !strings.Contains(out, w) {
+				return fmt.Errorf("no %q in describe pod (%v):\n%s", w, err, out)
+			}
 		}
 		return nil
 	})
@@ -274,6 +297,46 @@ KUBELET_ARGS="--pod_infra_container_image=docker.intranet.com:5000/google_contai
 		data, err := os.ReadFile(filepath.Join(logDir, c.component+".INFO"))
 		if err != nil || !strings.Contains(string(data), c.want) {
 			t.Errorf("%s.INFO: %v, want %q in:\n%s", c.component, err, c.want, data)
+		}
+	}
+}
+
+// TestMakeInstallLinks runs `make install` (its build taken as done, the binary under
+// test installed) into a prefix of the test's: kubeactor and a link to it under each
+// of the book's names, each run as its component; a kubectl that is a real file is
+// kept.
+func TestMakeInstallLinks(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skipf("skipped: no make: %v", err)
+	}
+	prefix := t.TempDir()
+	bin := filepath.Join(prefix, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, bin, "kubectl", "#!/bin/sh\necho a real kubectl\n")
+	out, err := exec.Command("make", "-C", "..", "-o", "build", "install", "PREFIX="+prefix, "BIN="+Binary(t)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "kept "+filepath.Join(bin, "kubectl")) {
+		t.Errorf("make install did not say it kept the real kubectl:\n%s", out)
+	}
+	for _, c := range bookComponents {
+		p := filepath.Join(bin, c)
+		target, err := os.Readlink(p)
+		if c == "kubectl" {
+			if err == nil {
+				t.Errorf("the real kubectl was replaced by a link to %s", target)
+			}
+			continue
+		}
+		if err != nil || target != "kubeactor" {
+			t.Errorf("%s: link to %q, %v; want kubeactor", c, target, err)
+			continue
+		}
+		if got := runComponent(t, p, "--version"); !strings.Contains(got, "kubeactor") {
+			t.Errorf("%s --version: %q", c, got)
 		}
 	}
 }

@@ -52,6 +52,8 @@ func TestDockerNodeRegisters(t *testing.T) {
 		{"http://127.0.0.1:10255/pods", `"kind":"PodList"`},
 		{"http://127.0.0.1:10255/healthz", "ok"},
 		{"http://127.0.0.1:10255/spec", "num_cores"},
+		{"http://127.0.0.1:10255/stats", `"pods"`},
+		{"http://127.0.0.1:10255/metrics", "kubelet_running_pods"},
 		{"http://127.0.0.1:10248/healthz", "ok"},
 	} {
 		resp, err := http.Get(c.url)
@@ -693,7 +695,8 @@ func TestDockerAgentRestart(t *testing.T) {
 	})
 }
 
-// TestDockerStaticPod runs a pod from --pod-manifest-path and mirrors it.
+// TestDockerStaticPod runs a pod from the book's kubelet --config (a directory of
+// manifests; --pod-manifest-path is its newer name) and mirrors it.
 func TestDockerStaticPod(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "static.yaml", `apiVersion: v1
@@ -705,7 +708,7 @@ spec:
   - name: app
     image: kubeactor/testserver:latest
 `)
-	n := startDockerNode(t, "--pod-manifest-path", dir, "--file-check-frequency", "1s")
+	n := startDockerNode(t, "--config="+dir, "--file-check-frequency", "1s")
 	name := "static-web-" + n.name
 	p := n.waitPod(name, 60*time.Second, "mirror pod Running", running)
 	if _, ok := p.Annotations["kubernetes.io/config.mirror"]; !ok {

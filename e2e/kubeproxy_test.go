@@ -9,6 +9,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeactor/kubeactor/actors/kinds"
 )
 
 const kubeProxyRC = `apiVersion: v1
@@ -44,7 +46,9 @@ spec:
 // kube-proxy through a link with the book's flags, on the same host (a network
 // namespace of its own). Only kube-proxy programs the host's tables, and a service's
 // cluster IP answers through it: in v1.0's userspace mode (kube-proxy's default),
-// then, after a restart with --proxy-mode=iptables, in iptables mode.
+// then, after a restart with --proxy-mode=iptables, in iptables mode. While it runs
+// kube-proxy marks the node as running the service proxy (LoadBalancer services list
+// only such nodes' addresses), and takes the mark away when it stops.
 func TestServiceKubeProxy(t *testing.T) {
 	c := startCluster(t, 1, "--proxy-mode=none")
 	h := c.hosts[0]
@@ -66,6 +70,20 @@ func TestServiceKubeProxy(t *testing.T) {
 	if nat := save(); strings.Contains(nat, "KUBE-") {
 		t.Fatalf("the agent with --proxy-mode=none programmed the host's tables:\n%s", nat)
 	}
+	proxyMark := func(what, want string) {
+		t.Helper()
+		Eventually(t, 30*time.Second, what, func() error {
+			n, err := c.cs.CoreV1().Nodes().Get(t.Context(), h.name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if got := n.Annotations[kinds.ServiceProxyAnnotation]; got != want {
+				return fmt.Errorf("node %s marked %q, want %q", h.name, got, want)
+			}
+			return nil
+		})
+	}
+	proxyMark("the kubelet alone marks no proxy", "")
 	answers := func(what string) {
 		t.Helper()
 		clusterIPAnswers(t, h.name, url, pod, what, 30*time.Second)
@@ -82,10 +100,13 @@ func TestServiceKubeProxy(t *testing.T) {
 	if nat := save(); !strings.Contains(nat, "KUBE-PORTALS-HOST") || strings.Contains(nat, "KUBE-SVC-") {
 		t.Errorf("userspace mode's tables:\n%s", nat)
 	}
+	proxyMark("kube-proxy marks its node", "userspace")
 	userspace.Stop(t)
+	proxyMark("a stopped kube-proxy takes its mark away", "")
 
 	kubeProxy("--proxy-mode=iptables")
 	answers("the cluster IP answers through kube-proxy in iptables mode")
+	proxyMark("kube-proxy in iptables mode marks its node", "iptables")
 	if nat := save(); !strings.Contains(nat, "KUBE-SVC-") || strings.Contains(nat, "KUBE-PORTALS-HOST") {
 		t.Errorf("iptables mode's tables (userspace's gone):\n%s", nat)
 	}

@@ -188,3 +188,9 @@ func nodeAddress(n *corev1.Node, t corev1.NodeAddressType) string {
 	}
 	return noneCell
 }
+
+// ServiceProxyAnnotation marks a node whose service proxy runs (the agent's own, or
+// kube-proxy beside a kubelet), with its mode: a LoadBalancer service's ingress
+// addresses are those of the Ready nodes that carry it (actors/service), and the
+// proxy writes it while it runs and takes it away when it stops (nodeagent/proxy).
+const ServiceProxyAnnotation = "kubeactor.io/service-proxy"

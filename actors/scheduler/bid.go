@@ -240,9 +240,12 @@ func FailedSchedulingMessage(d Decision) string {
 	return fmt.Sprintf("%d/%d nodes are available: %s.", d.Feasible, d.Nodes, strings.Join(parts, ", "))
 }
 
-// ScheduledMessage words a decision with a winner as kube-scheduler's Scheduled event.
+// ScheduledMessage words a decision with a winner as v1.0's kube-scheduler words its
+// Scheduled event, with the pod's name (the event's involvedObject has its
+// namespace): "Successfully assigned redis-master-bobr0 to kubernetes-minion1".
 func ScheduledMessage(d Decision) string {
-	return fmt.Sprintf("Successfully assigned %s to %s", d.Pod, d.Node)
+	name := d.Pod[strings.LastIndex(d.Pod, "/")+1:]
+	return fmt.Sprintf("Successfully assigned %s to %s", name, d.Node)
 }
 
 // TieBreak returns the tie-break of one pod's decision: numbers drawn from a stream

@@ -64,7 +64,7 @@ func TestDecideTop(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Top = %v, want %v", got, want)
 	}
-	if msg := ScheduledMessage(d); msg != "Successfully assigned default/p to n1" {
+	if msg := ScheduledMessage(d); msg != "Successfully assigned p to n1" {
 		t.Fatalf("ScheduledMessage = %q", msg)
 	}
 }

@@ -6,25 +6,28 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/kubeactor/kubeactor/actors/kinds"
 )
 
 // LoadBalancer services without a cloud: as k3s's service load balancer does, a
 // service of type LoadBalancer is given as ingress the addresses of the nodes whose
-// service proxy answers on them. Every node agent runs the proxy, so those are the
-// Ready nodes; each one's proxy DNATs traffic to <its address>:<service port> to the
-// service's endpoints (nodeagent/proxy).
+// service proxy answers on them: the Ready nodes whose proxy (the agent's own, or
+// kube-proxy beside a kubelet that runs none) marks them with
+// kinds.ServiceProxyAnnotation while it runs. Each one's proxy DNATs traffic to <its
+// address>:<service port> to the service's endpoints (nodeagent/proxy).
 
 // Ingress is the status.loadBalancer.ingress svc should have, given the cluster's
 // nodes: for a LoadBalancer service that is not being deleted, one ip entry per
-// address (NodeAddress) of a Ready node, sorted and without duplicates; for any other
-// service, none. Pure.
+// address (NodeAddress) of a node that Serves, sorted and without duplicates; for any
+// other service, none. Pure.
 func Ingress(svc *corev1.Service, nodes []*corev1.Node) []corev1.LoadBalancerIngress {
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.DeletionTimestamp != nil {
 		return nil
 	}
 	var ips []netip.Addr
 	for _, n := range nodes {
-		if !Ready(n) {
+		if !Serves(n) {
 			continue
 		}
 		if ip, ok := NodeAddress(n); ok {
@@ -48,6 +51,12 @@ func IngressChanged(cur, want []corev1.LoadBalancerIngress) bool {
 	return !slices.EqualFunc(cur, want, func(a, b corev1.LoadBalancerIngress) bool {
 		return equality.Semantic.DeepEqual(a, b)
 	})
+}
+
+// Serves reports whether a LoadBalancer service's traffic may be sent to the node:
+// it is Ready and its service proxy runs.
+func Serves(n *corev1.Node) bool {
+	return Ready(n) && n.Annotations[kinds.ServiceProxyAnnotation] != ""
 }
 
 // Ready reports whether the node's Ready condition is True.

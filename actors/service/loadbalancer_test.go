@@ -7,13 +7,23 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubeactor/kubeactor/actors/kinds"
 )
 
+// lbNode is a node whose service proxy runs (the agent's, in iptables mode).
 func lbNode(name string, ready corev1.ConditionStatus, addrs ...corev1.NodeAddress) *corev1.Node {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Addresses: addrs}}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{kinds.ServiceProxyAnnotation: "iptables"}},
+		Status: corev1.NodeStatus{Addresses: addrs}}
 	if ready != "" {
 		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}
 	}
+	return n
+}
+
+// noProxy takes the service proxy's mark off n: a kubelet without kube-proxy.
+func noProxy(n *corev1.Node) *corev1.Node {
+	n.Annotations = nil
 	return n
 }
 
@@ -46,6 +56,11 @@ func TestIngress(t *testing.T) {
 			lbNode("c", corev1.ConditionUnknown, internal("10.0.0.3")),
 			lbNode("d", "", internal("10.0.0.4")),
 		}, []string{"10.0.0.1"}},
+		{"nodes that run no service proxy are left out", lb, []*corev1.Node{
+			lbNode("a", corev1.ConditionTrue, internal("10.0.0.1")),
+			noProxy(lbNode("b", corev1.ConditionTrue, internal("10.0.0.2"))),
+			lbNode("c", corev1.ConditionTrue, internal("10.0.0.3")),
+		}, []string{"10.0.0.1", "10.0.0.3"}},
 		{"duplicates once", lb, []*corev1.Node{
 			lbNode("a", corev1.ConditionTrue, internal("10.0.0.1")),
 			lbNode("b", corev1.ConditionTrue, internal("10.0.0.1")),

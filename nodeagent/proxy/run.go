@@ -149,6 +149,11 @@ func Run(ctx context.Context, cfg Config, cs kubernetes.Interface, log logrus.Fi
 	}
 	log = log.WithFields(logrus.Fields{"mode": cfg.Mode, "node": cfg.NodeName})
 	log.Info("service proxy started")
+	// The node is marked as running the proxy until Run returns.
+	actx, unmark := context.WithCancel(ctx)
+	announced := make(chan struct{})
+	go func() { defer close(announced); announce(actx, cs, cfg.NodeName, cfg.Mode, log) }()
+	defer func() { unmark(); <-announced }()
 
 	sync := func() {
 		start := time.Now()
