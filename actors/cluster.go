@@ -34,11 +34,12 @@ import (
 //     through the supervisor of the member that runs it (singletonAt).
 //   - When the members change, each manager of a kind that moves (movingKinds)
 //     stops the actors it no longer owns and starts those it now owns, which load
-//     their object from the store (every replica has all of it). Two members may briefly both run one
-//     object's actor: every write it makes carries its precondition (the revision it
-//     last saw) through the Raft log, so the second one gets a conflict, and an RC's
-//     pod creates use names derived from the RC and a slot, so a second create of the
-//     same pod fails with AlreadyExists instead of making an extra pod.
+//     their object from the store (every replica has all of it). Two members may
+//     briefly both run one object's actor: every write it makes carries its
+//     precondition (the revision it last saw) through the Raft log, so the second
+//     one gets a conflict, and an RC's pod creates use names derived from the RC and
+//     a slot, so a second create of the same pod fails with AlreadyExists instead of
+//     making an extra pod.
 //   - Feeds run on every member; a resync for an object owned elsewhere is dropped
 //     (its owner's own feed saw the same change).
 //

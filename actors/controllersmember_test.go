@@ -1,16 +1,20 @@
 package actors
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubeactor/kubeactor/actors/admission"
 	"github.com/kubeactor/kubeactor/actors/kinds"
 	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/serviceaccount"
@@ -129,7 +133,8 @@ func TestClusterControllersMember(t *testing.T) {
 		return startRoleMember(t, name, role, addr, view("a", "k1"), Options{Store: store, Clock: clock, SyncPacing: -1,
 			Resources: append(append([]string(nil), testResources...), "endpoints", "resourcequotas", "serviceaccounts", "secrets",
 				"persistentvolumes", "persistentvolumeclaims"),
-			Nodes: nodes, Services: services, ServiceAccounts: &serviceaccount.Options{Tokens: fakeTokens{}}})
+			Nodes: nodes, Services: services, ServiceAccounts: &serviceaccount.Options{Tokens: fakeTokens{}},
+			Admission: admission.Chain{NewResourceQuota()}})
 	}
 	a, k1 := start("a", ""), start("k1", RoleControllers)
 	if !k1.Runs(node.EvictorName) || a.Runs(node.EvictorName) {
@@ -160,6 +165,25 @@ func TestClusterControllersMember(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
+
+	// quotaRefuses: a pod created through the leader is charged to the quota of its
+	// namespace by the quota's actor on host (the leader hosts none while k1
+	// lives): the first fits the quota of one pod, the second is refused with 403.
+	createStorage(t, a, "namespaces", nsObj("limited"))
+	createStorage(t, a, "resourcequotas", &corev1.ResourceQuota{TypeMeta: metav1.TypeMeta{Kind: "ResourceQuota", APIVersion: "v1"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "limited", Name: "one-pod"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}}})
+	quotaRefuses := func(pod string) {
+		t.Helper()
+		_, err := a.Create(context.Background(), podKey("limited", pod), newPod("limited", pod).obj())
+		if !apierrors.IsForbidden(err) || !strings.HasSuffix(err.Error(), "is forbidden: Limited to 1 pods") {
+			t.Fatalf("create %s beyond the quota: %v, want 403 Limited to 1 pods", pod, err)
+		}
+	}
+	if _, err := a.Create(context.Background(), podKey("limited", "fits"), newPod("limited", "fits").obj()); err != nil {
+		t.Fatalf("create the pod the quota has room for: %v", err)
+	}
+	quotaRefuses("beyond")
 
 	hostedOn := func(want, other *System, name string) {
 		t.Helper()
@@ -210,6 +234,7 @@ func TestClusterControllersMember(t *testing.T) {
 	}
 	hostedOn(a, nil, "a")
 	eventually(t, 10*time.Second, "the evictor on a", func() bool { return a.Runs(node.EvictorName) })
+	quotaRefuses("beyond-again") // charged by a's quota actor now
 	objects("n2", "deployer")
 	eventually(t, 10*time.Second, "deployer's token, by a's token controller", func() bool {
 		return tokenOf(store, getAccount(store, "default", "deployer")) != nil
