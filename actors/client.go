@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/actors/admission"
-	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/actors/persistentvolume"
 	"github.com/kubeactor/kubeactor/actors/resourcequota"
 	"github.com/kubeactor/kubeactor/actors/serviceaccount"
@@ -205,10 +204,11 @@ func Start(opts Options) (*System, error) {
 	for _, r := range e.resources {
 		e.managers[r] = sys.NewLocalPID(rootName + "/" + r)
 	}
-	e.singletons = map[string]*actor.PID{node.EvictorName: sys.NewLocalPID(rootName + "/" + node.EvictorName)}
+	e.supervisor = sys.NewLocalPID(rootName)
 	from := opts.Store.Revision() // the managers load at least this much
 	props := actor.PropsFromProducer(func() actor.Actor { return &supervisor{env: e} },
-		actor.WithSupervisor(restartStrategy(e.log)), actor.WithDispatcher(e.workers))
+		actor.WithSupervisor(restartStrategy(e.log)), actor.WithDispatcher(e.workers),
+		actor.WithReceiverMiddleware(e.receiveWire)) // singletons' messages from other members
 	root, err := sys.Root.SpawnNamed(props, rootName)
 	if err != nil {
 		if rem != nil {
@@ -266,7 +266,7 @@ func (s *System) startFeeds(from int64) {
 		}{&feed{env: s.env, resource: r, routes: []route{toQuotas}}, "resourcequotas"})
 	}
 	if s.env.cluster != nil {
-		for _, r := range PlacedKinds { // an actor activated from a lagging store catches up
+		for _, r := range movingKinds() { // an actor activated from a lagging store catches up
 			feeds = append(feeds, struct {
 				f        *feed
 				everyone string

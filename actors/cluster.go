@@ -12,6 +12,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/remote"
 
+	"github.com/kubeactor/kubeactor/actors/node"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -29,27 +30,33 @@ import (
 //   - Every other kind, and the singletons (the scheduler, the evictor, the pod
 //     garbage collector), run on the leader only. On another member the manager of
 //     such a kind keeps no actors and forwards every request to the leader's; the
-//     node actors of other members send the evictor their requests over the wire.
-//   - When the members change, each manager of a placed kind stops the actors it no
-//     longer owns and starts those it now owns, which load their object from the
-//     store (every replica has all of it). Two members may briefly both run one
-//     object's actor: every write it makes carries its precondition (the revision it
-//     last saw) through the Raft log, so the second one gets a conflict, and an RC's
-//     pod creates use names derived from the RC and a slot, so a second create of the
-//     same pod fails with AlreadyExists instead of making an extra pod.
+//     node actors of other members send the evictor their requests over the wire,
+//     through the supervisor of the member that runs it (singletonAt).
+//   - When the members change, each manager of a kind that moves (movingKinds)
+//     stops the actors it no longer owns and starts those it now owns, which load
+//     their object from the store (every replica has all of it). Two members may
+//     briefly both run one object's actor: every write it makes carries its
+//     precondition (the revision it last saw) through the Raft log, so the second
+//     one gets a conflict, and an RC's pod creates use names derived from the RC and
+//     a slot, so a second create of the same pod fails with AlreadyExists instead of
+//     making an extra pod.
 //   - Feeds run on every member; a resync for an object owned elsewhere is dropped
 //     (its owner's own feed saw the same change).
 //
 //   - A member may have a role (Member.Role): the book's kube-controller-manager
 //     and kube-scheduler join as members of role RoleControllers or RoleScheduler.
 //     While one of a role is live, the actors of that role run on it and on no
-//     server: the placed kinds' actors and the pod garbage collector on the first
-//     live member of RoleControllers, the scheduler on the first of RoleScheduler
-//     ("first": in the order the members are given, the order they joined). Every
-//     other member of a role is a standby and hosts nothing; a member with a role
-//     hosts nothing but its role's actors. When none of a role is live, its actors
-//     run where they run without roles. A singleton starts and stops with the view
-//     (the supervisor follows it: system.go); its state is rebuilt from the store.
+//     server: every controller of kube-controller-manager (controllerKinds: the
+//     replication controllers, namespaces, services and their endpoints, nodes,
+//     resource quotas, service accounts and their tokens, persistent volumes and
+//     claims; and the singletons of singletonRoles: the evictor and the pod GC) on
+//     the first live member of RoleControllers, the scheduler on the first of
+//     RoleScheduler ("first": in the order the members are given, the order they
+//     joined). Every other member of a role is a standby and hosts nothing; a
+//     member with a role hosts nothing but its role's actors. When none of a role
+//     is live, its actors run where they run without roles. A singleton starts and
+//     stops with the view (the supervisor follows it: system.go); its state is
+//     rebuilt from the store.
 //
 // Messages that cross members are wire messages (wire.go).
 
@@ -80,15 +87,14 @@ type Member struct {
 
 // The roles of members that host one part of the control plane only.
 const (
-	RoleControllers = "controllers" // kube-controller-manager: the placed kinds and the pod GC
+	RoleControllers = "controllers" // kube-controller-manager: controllerKinds, the evictor and the pod GC
 	RoleScheduler   = "scheduler"   // kube-scheduler: the scheduler
 )
 
-// singletonRoles says which role's member runs each singleton when one is live.
-// The evictor stays on the leader, and the node actors with the servers (their
-// manager allocates pod CIDRs with the servers' flags); a node actor on another
-// server sends the evictor its requests over the wire.
-var singletonRoles = map[string]string{schedulerName: RoleScheduler, podGCName: RoleControllers}
+// singletonRoles says which role's member runs each singleton when one is live
+// (else the leader runs it). The evictor moves with the node actors; a node actor
+// on another member sends it its requests over the wire (singletonAt).
+var singletonRoles = map[string]string{schedulerName: RoleScheduler, podGCName: RoleControllers, node.EvictorName: RoleControllers}
 
 // PlacedKinds are the kinds whose actors are spread over the members by identity:
 // the controllers that act through requests to other actors. Services and nodes
@@ -160,14 +166,32 @@ type cluster struct {
 
 func placed(resource string) bool { return slices.Contains(PlacedKinds, resource) }
 
+// movingKinds are the kinds whose actors move when the members change: the placed
+// kinds and the controllers of a member of RoleControllers.
+func movingKinds() []string {
+	out := append([]string(nil), PlacedKinds...)
+	for _, r := range controllerKinds {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // leads tells whether this system runs the leader's actors: every kind and the
 // singletons (always, without a cluster).
 func (e *env) leads() bool { return e.cluster == nil || e.cluster.leader }
 
-// controllerKinds are the placed kinds whose actors a member of RoleControllers
-// hosts while it lives. Services and nodes stay with the servers, whose managers
-// allocate their addresses and pod CIDRs with the servers' flags.
-var controllerKinds = []string{"replicationcontrollers", "namespaces"}
+// controllerKinds are the kinds whose actors a member of RoleControllers hosts
+// while it lives: the controllers Kubernetes 1.0's kube-controller-manager runs
+// (replication, namespace, endpoints (each service's actor keeps its endpoints),
+// node, resource quota, service account and token, persistent volume binder and
+// recycler). The member's services and nodes managers allocate cluster IPs, node
+// ports and pod CIDRs with the ranges the servers publish (cli/member.go), and the
+// store's claims check them as the servers' do. Without such a member the placed
+// kinds among them are spread over the servers, the others run on the leader.
+var controllerKinds = []string{"replicationcontrollers", "namespaces", "services", "nodes", "resourcequotas",
+	"serviceaccounts", "persistentvolumes", "persistentvolumeclaims"}
 
 // roleKind tells whether a member of RoleControllers hosts resource's actors.
 func roleKind(resource string) bool { return slices.Contains(controllerKinds, resource) }
@@ -219,12 +243,9 @@ func (e *env) where(key persistence.Key) (addr string, local bool) {
 	}
 	var m string
 	switch {
+	case roleKind(key.Resource) && p.active(RoleControllers) != "":
+		m = p.active(RoleControllers)
 	case placed(key.Resource):
-		if roleKind(key.Resource) {
-			if m = p.active(RoleControllers); m != "" {
-				break
-			}
-		}
 		if m = p.owner(key); m == "" {
 			return "", c.role == "" // no view yet: a server hosts what it is asked for
 		}
@@ -239,18 +260,25 @@ func (e *env) where(key persistence.Key) (addr string, local bool) {
 	return p.addr[m], false
 }
 
-// leaderAt says where the leader's actors (the singletons) run: here, or at the
-// leader's transport address ("" when no leader is known now).
-func (e *env) leaderAt() (addr string, here bool) {
+// singletonAt says where the singleton name runs: here, or at the transport address
+// of the member that runs it ("" when that member is not known now).
+func (e *env) singletonAt(name string) (addr string, here bool) {
 	c := e.cluster
-	if c == nil || c.leader {
+	if c == nil {
 		return "", true
 	}
 	p := c.view.Load()
-	if p == nil || p.leader == "" {
-		return "", false
+	if p == nil {
+		return "", c.leader
 	}
-	return p.addr[p.leader], false
+	m := p.leader
+	if role := singletonRoles[name]; role != "" && p.active(role) != "" {
+		m = p.active(role)
+	}
+	if m == c.self {
+		return "", true
+	}
+	return p.addr[m], false
 }
 
 // local tells whether the actor of key runs on this member.
@@ -296,7 +324,7 @@ func (s *System) SetMembers(members []Member, leader string) error {
 		return nil
 	}
 	c.view.Store(p)
-	for _, r := range PlacedKinds {
+	for _, r := range movingKinds() {
 		if pid, ok := s.env.managers[r]; ok {
 			s.system.Root.Send(pid, &placementChanged{})
 		}
@@ -357,10 +385,10 @@ func (s *System) Owner(key persistence.Key) string {
 		return ""
 	}
 	if p := c.view.Load(); p != nil {
+		if m := p.active(RoleControllers); m != "" && roleKind(key.Resource) {
+			return m
+		}
 		if placed(key.Resource) {
-			if m := p.active(RoleControllers); m != "" {
-				return m
-			}
 			return p.owner(key)
 		}
 		return p.leader

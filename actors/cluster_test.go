@@ -621,6 +621,19 @@ func (s *System) hostedActors(resource string, key persistence.Key) int {
 	return n
 }
 
+// viewedBy is the env of the member self (leading or not, of role) whose view is
+// members with the leader a, and that view.
+func viewedBy(t *testing.T, self string, leader bool, role string, members []Member) (*env, *placement) {
+	t.Helper()
+	p, err := newPlacement(self, members, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{cluster: &cluster{self: self, leader: leader, role: role}}
+	e.cluster.view.Store(p)
+	return e, p
+}
+
 // TestPlacementRoles: a member of a role hosts its role's actors while it is the
 // first live one of the role; the others of the role are standbys; without one the
 // servers host them as before.
@@ -649,12 +662,7 @@ func TestPlacementRoles(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := newPlacement(tc.self, tc.members, "a")
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := &env{cluster: &cluster{self: tc.self, leader: tc.leader, role: tc.role}}
-			e.cluster.view.Store(p)
+			e, p := viewedBy(t, tc.self, tc.leader, tc.role, tc.members)
 			if got := e.runs(schedulerName); got != tc.scheduler {
 				t.Errorf("runs the scheduler: %v, want %v", got, tc.scheduler)
 			}
@@ -685,36 +693,47 @@ func TestPlacementRoles(t *testing.T) {
 	}
 }
 
+// roleView is the view of the members names at their addresses: "a" is the server
+// (the leader), every other one a member of role.
+func roleView(addr map[string]string, role string, names ...string) []Member {
+	var ms []Member
+	for _, n := range names {
+		r := role
+		if n == "a" {
+			r = ""
+		}
+		ms = append(ms, Member{Name: n, Address: addr[n], Role: r})
+	}
+	return ms
+}
+
+// startRoleMember starts the member name of role ("" for the leader a) with
+// o's store and options, in the view members.
+func startRoleMember(t *testing.T, name, role string, addr map[string]string, members []Member, o Options) *System {
+	t.Helper()
+	if raceDetector {
+		t.Skip("two members in one process race inside protoactor's remote (grpc's global logger): run without -race (make unit does)")
+	}
+	o.Log, o.RequestTimeout = quietLog(), 10*time.Second
+	o.Cluster = &ClusterOptions{Name: name, Address: addr[name], Leader: name == "a", Role: role, Members: members, LeaderName: "a"}
+	s, err := Start(o)
+	if err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
 // TestClusterSchedulerMember: a member of RoleScheduler runs the scheduler and the
 // leader does not; the pods it binds go through the leader's pod actors; when it
 // leaves, the standby takes over, and when that one leaves, the leader does.
 func TestClusterSchedulerMember(t *testing.T) {
 	store := openStore(t)
 	addr := map[string]string{"a": freeAddr(t), "s1": freeAddr(t), "s2": freeAddr(t)}
-	view := func(names ...string) []Member {
-		var ms []Member
-		for _, n := range names {
-			role := RoleScheduler
-			if n == "a" {
-				role = ""
-			}
-			ms = append(ms, Member{Name: n, Address: addr[n], Role: role})
-		}
-		return ms
-	}
+	view := func(names ...string) []Member { return roleView(addr, RoleScheduler, names...) }
 	start := func(name, role string) *System {
-		if raceDetector {
-			t.Skip("two members in one process race inside protoactor's remote (grpc's global logger): run without -race (make unit does)")
-		}
-		s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
-			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1,
-			Cluster: &ClusterOptions{Name: name, Address: addr[name], Leader: name == "a", Role: role,
-				Members: view("a", "s1", "s2"), LeaderName: "a"}})
-		if err != nil {
-			t.Fatalf("start %s: %v", name, err)
-		}
-		t.Cleanup(s.Stop)
-		return s
+		return startRoleMember(t, name, role, addr, view("a", "s1", "s2"), Options{Store: store, Resources: testResources,
+			Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1})
 	}
 	a, s1, s2 := start("a", ""), start("s1", RoleScheduler), start("s2", RoleScheduler)
 	if a.Runs(schedulerName) || !s1.Runs(schedulerName) || s2.Runs(schedulerName) {

@@ -194,18 +194,18 @@ func (fx *effects) Contents(ns string) ([]control.Ref, bool) {
 }
 
 func (fx *effects) Tell(name string, msg any) {
-	pid, ok := fx.env.singletons[name]
-	if !ok {
+	if _, ok := singletonRoles[name]; !ok {
 		fx.env.log.WithFields(logrus.Fields{"actor": name, "message": fmt.Sprintf("%T", msg)}).Warn("no such actor")
 		return
 	}
-	if addr, here := fx.env.leaderAt(); !here { // the singletons run on the leader (cluster.go)
+	pid := fx.env.supervisor // passes it to the singleton (system.go)
+	if addr, here := fx.env.singletonAt(name); !here {
 		if addr == "" {
 			fx.env.log.WithFields(logrus.Fields{"actor": name, "message": fmt.Sprintf("%T", msg)}).
-				Warn("no leader known: message to a singleton dropped")
+				Warn("the member that runs the singleton is not known: message dropped")
 			return
 		}
-		pid, msg = actor.NewPID(addr, pid.Id), &singletonMsg{payload: msg}
+		pid, msg = actor.NewPID(addr, rootName), &singletonMsg{payload: msg}
 	}
 	fx.ctx.Send(pid, msg)
 }

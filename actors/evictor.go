@@ -21,22 +21,28 @@ type evictorState struct {
 
 // evictor is the actor of the one node.Evictor: node actors send it eviction
 // requests, it deletes the pods of one node per token, in the order the requests came.
+// It runs where the node controller runs (cluster.go: singletonRoles); a new one
+// starts empty and learns of the due evictions from the node actors' next syncs.
 type evictor struct {
 	env *env
 	st  *evictorState
 }
 
-func spawnEvictor(ctx actor.Context, e *env) {
+// spawnEvictor starts the evictor under the name id (the supervisor passes it the
+// node actors' requests: effects.Tell), when pods are served.
+func spawnEvictor(ctx actor.Context, e *env, id string) *actor.PID {
 	if _, ok := e.managers["pods"]; !ok {
-		return
+		return nil
 	}
 	st := &evictorState{ev: node.NewEvictor(e.nodes.DeletingPodsQPS, e.nodes.DeletingPodsBurst, e.now())}
 	props := actor.PropsFromProducer(func() actor.Actor { return &evictor{env: e, st: st} },
 		actor.WithSupervisor(restartStrategy(e.log.WithField("actor", node.EvictorName))), actor.WithDispatcher(e.workers),
-		actor.WithReceiverMiddleware(e.receiveWire)) // node actors on other members tell it (wire.go)
-	if _, err := ctx.SpawnNamed(props, node.EvictorName); err != nil {
-		panic(err) // cannot happen: the name is unique and the system is fresh
+		actor.WithReceiverMiddleware(e.receiveWire)) // its deletes' answers may come from another member
+	pid, err := ctx.SpawnNamed(props, id)
+	if err != nil {
+		panic(err) // cannot happen: the supervisor names each start anew
 	}
+	return pid
 }
 
 // Receive queues requests and spends tokens on them.

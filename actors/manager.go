@@ -128,15 +128,29 @@ func (m *manager) load(ctx actor.Context) {
 	if !m.env.hosts(m.resource) {
 		return
 	}
+	started := 0
 	m.env.store.Snapshot(m.resource).Ascend("", "", func(it *persistence.Item) bool {
 		if _, local := m.env.where(it.Key); local && (!m.onDemand || needsActor(it.Object)) {
-			m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()})
+			if m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()}) != nil {
+				started++
+			}
 		}
 		return true
 	})
 	if m.ext != nil {
 		m.ext.load(m)
 	}
+	m.logPlaced(started, 0)
+}
+
+// logPlaced says, in a cluster, how many object actors this manager started and
+// stopped as the members changed (or at start), and how many it hosts now.
+func (m *manager) logPlaced(started, stopped int) {
+	if m.env.cluster == nil || started == 0 && stopped == 0 {
+		return
+	}
+	m.env.log.WithFields(logrus.Fields{"kind": m.resource, "member": m.env.cluster.self, "started": started,
+		"stopped": stopped, "hosted": len(m.children)}).Info("object actors placed")
 }
 
 func (m *manager) route(ctx actor.Context, msg routed) {
@@ -198,23 +212,26 @@ func (m *manager) forward(ctx actor.Context, msg routed, addr string) {
 // replace follows a change of the members: it stops the actors of objects now
 // hosted elsewhere and starts those of stored objects now hosted here.
 func (m *manager) replace(ctx actor.Context) {
+	started, stopped := 0, 0
 	for k, c := range m.children {
 		key := persistence.Key{Resource: m.resource, Namespace: k.namespace, Name: k.name}
 		if _, local := m.env.where(key); !local {
 			m.forget(k, c)
 			ctx.Stop(c.pid)
+			stopped++
 			continue
 		}
 		ctx.Send(c.pid, &membersChanged{})
 	}
 	m.env.store.Snapshot(m.resource).Ascend("", "", func(it *persistence.Item) bool {
 		if _, ok := m.children[objKey{it.Key.Namespace, it.Key.Name}]; !ok {
-			if _, local := m.env.where(it.Key); local {
-				m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()})
+			if _, local := m.env.where(it.Key); local && m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()}) != nil {
+				started++
 			}
 		}
 		return true
 	})
+	m.logPlaced(started, stopped)
 }
 
 func (m *manager) spawn(ctx actor.Context, key persistence.Key, c *cell) *childRef {

@@ -41,9 +41,9 @@ type env struct {
 	workers   *workerPool // the dispatcher of every actor
 	nodes     NodeOptions
 	services  ServiceOptions
-	// singletons are the system's one-of-a-kind actors, by name (the evictor), to
-	// which controllers Tell messages.
-	singletons map[string]*actor.PID
+	// supervisor is the root actor's PID: controllers Tell the singletons (the
+	// evictor) through it (effects.Tell), wherever the singleton runs now.
+	supervisor *actor.PID
 	eventTTL   time.Duration
 	// syncPacing is Options.SyncPacing: a feed-triggered sync waits this many times
 	// the last sync's cost (0: no pacing).
@@ -65,16 +65,13 @@ type env struct {
 	// cluster is this member's place in a replicated control plane (cluster.go);
 	// nil: a system of one, which runs everything.
 	cluster *cluster
-	// alive records which movable singletons (podgc, scheduler) run here now
-	// (name -> bool), as the supervisor started or stopped them.
+	// alive records which movable singletons (podgc, scheduler, evictor) run here
+	// now (name -> bool), as the supervisor started or stopped them.
 	alive sync.Map
 }
 
 // singletonAlive tells whether the supervisor runs the singleton name now.
 func (e *env) singletonAlive(name string) bool {
-	if name == node.EvictorName {
-		return e.leads()
-	}
 	v, ok := e.alive.Load(name)
 	return ok && v.(bool)
 }
@@ -105,9 +102,10 @@ func (e *env) contents(ns string) []persistence.Key {
 }
 
 // supervisor is the root actor: it spawns one manager per resource and restarts a
-// manager that panics (which then reloads its objects from the store). It starts the
-// singletons this member runs, and starts or stops the movable ones (the scheduler,
-// the pod GC) as the cluster's view changes (cluster.go).
+// manager that panics (which then reloads its objects from the store). It starts or
+// stops the singletons (the scheduler, the pod GC, the evictor) as the cluster's
+// view changes (cluster.go), and passes them the messages controllers Tell them
+// (from this member or, over the wire, from another).
 type supervisor struct {
 	env     *env
 	running map[string]*actor.PID // the movable singletons running here
@@ -118,7 +116,7 @@ type supervisor struct {
 var movable = []struct {
 	name  string
 	spawn func(actor.Context, *env, string) *actor.PID
-}{{podGCName, spawnPodGC}, {schedulerName, spawnScheduler}}
+}{{podGCName, spawnPodGC}, {schedulerName, spawnScheduler}, {node.EvictorName, spawnEvictor}}
 
 // follow starts the movable singletons this member should run and stops the others.
 func (s *supervisor) follow(ctx actor.Context) {
@@ -164,15 +162,26 @@ func (s *supervisor) Receive(ctx actor.Context) {
 				panic(err) // cannot happen: names are unique and the system is fresh
 			}
 		}
-		if s.env.leads() { // the evictor runs with the node actors, on the leader (cluster.go)
-			spawnEvictor(ctx, s.env)
-		}
 		s.follow(ctx)
 	case *placementChanged:
 		s.follow(ctx)
+	case *node.EvictRequest, *node.EvictCancel:
+		s.pass(ctx, node.EvictorName)
 	case *ping:
 		ctx.Respond(&pong{})
 	}
+}
+
+// pass forwards the message to the singleton name when it runs here. Otherwise it
+// moved meanwhile: the message is dropped, and its sender sends it again at its
+// next sync (a node actor asks for its eviction at every sync while it is due).
+func (s *supervisor) pass(ctx actor.Context, name string) {
+	if pid, ok := s.running[name]; ok {
+		ctx.Forward(pid)
+		return
+	}
+	s.env.log.WithFields(logrus.Fields{"actor": name, "message": fmt.Sprintf("%T", ctx.Message())}).
+		Debug("message to a singleton that does not run here: dropped")
 }
 
 // restartStrategy restarts a failed child, unless it failed 10 times within a second

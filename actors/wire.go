@@ -294,8 +294,8 @@ func (m *kindReply) Serialize() (remote.RootSerialized, error) {
 	return toAny(wireKindOK, wireKindReplyMsg{Err: toWireError(m.err)})
 }
 
-// singletonMsg is a message to a singleton on the leader from another member (the
-// node actors' eviction requests).
+// singletonMsg is a message to a singleton on another member, sent to that member's
+// supervisor, which passes it on (the node actors' eviction requests).
 type singletonMsg struct{ payload any }
 
 // Serialize makes the message a wire message.

@@ -14,18 +14,23 @@ import (
 	"github.com/kubeactor/kubeactor/config"
 )
 
+// nodeControllerOptions maps the node controller's flags to actor options.
+func nodeControllerOptions(nc config.NodeController) actors.NodeOptions {
+	return actors.NodeOptions{
+		Config: node.Config{
+			MonitorGracePeriod: nc.NodeMonitorGracePeriod,
+			StartupGracePeriod: nc.NodeStartupGracePeriod,
+			PodEvictionTimeout: nc.PodEvictionTimeout,
+			DeletingPodsQPS:    nc.DeletingPodsQPS,
+			DeletingPodsBurst:  nc.DeletingPodsBurst,
+		},
+		MonitorPeriod: nc.NodeMonitorPeriod,
+	}
+}
+
 // controllerOptions maps the node controller and service flags to actor options.
 func controllerOptions(cfg config.Server) (actors.NodeOptions, actors.ServiceOptions, error) {
-	nodes := actors.NodeOptions{
-		Config: node.Config{
-			MonitorGracePeriod: cfg.NodeMonitorGracePeriod,
-			StartupGracePeriod: cfg.NodeStartupGracePeriod,
-			PodEvictionTimeout: cfg.PodEvictionTimeout,
-			DeletingPodsQPS:    cfg.DeletingPodsQPS,
-			DeletingPodsBurst:  cfg.DeletingPodsBurst,
-		},
-		MonitorPeriod: cfg.NodeMonitorPeriod,
-	}
+	nodes := nodeControllerOptions(cfg.NodeController)
 	if cfg.AllocateNodeCIDRs {
 		pods, err := cfg.PodCIDRs()
 		if err != nil {
@@ -110,4 +115,40 @@ func podCIDRsFromMeta(v string) (actors.PodCIDROptions, error) {
 		return actors.PodCIDROptions{}, fmt.Errorf("pod CIDRs %q: %w", v, err)
 	}
 	return actors.PodCIDROptions{Allocate: true, ClusterCIDR: cidr, MaskSize: mask}, nil
+}
+
+// servicesMeta is the allocation of service addresses as a replica's Meta gives it
+// to members (metaServiceIPs, metaNodePorts, metaClusterDNS): a member of
+// RoleControllers hosts the services' actors, whose manager allocates from these.
+func servicesMeta(o actors.ServiceOptions, meta map[string]string) {
+	meta[metaServiceIPs] = o.ClusterIPRange.String()
+	meta[metaNodePorts] = o.NodePortRange.String()
+	if o.ClusterDNS.IsValid() {
+		meta[metaClusterDNS] = o.ClusterDNS.String()
+	}
+}
+
+// servicesFromMeta reads servicesMeta. A server that publishes no range (an older
+// one) is refused: allocating from a range of the member's own could give services
+// addresses the servers' proxies do not expect.
+func servicesFromMeta(meta map[string]string) (actors.ServiceOptions, error) {
+	var o actors.ServiceOptions
+	if meta[metaServiceIPs] == "" || meta[metaNodePorts] == "" {
+		return o, fmt.Errorf("kube-apiserver publishes no %s and %s for the services this member would host: upgrade it", metaServiceIPs, metaNodePorts)
+	}
+	var err error
+	if o.ClusterIPRange, err = netip.ParsePrefix(meta[metaServiceIPs]); err != nil {
+		return o, fmt.Errorf("%s %q: %w", metaServiceIPs, meta[metaServiceIPs], err)
+	}
+	r, err := utilnet.ParsePortRange(meta[metaNodePorts])
+	if err != nil {
+		return o, fmt.Errorf("%s %q: %w", metaNodePorts, meta[metaNodePorts], err)
+	}
+	o.NodePortRange = *r
+	if v := meta[metaClusterDNS]; v != "" {
+		if o.ClusterDNS, err = netip.ParseAddr(v); err != nil {
+			return o, fmt.Errorf("%s %q: %w", metaClusterDNS, v, err)
+		}
+	}
+	return o, nil
 }

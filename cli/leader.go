@@ -51,13 +51,20 @@ type controlPlane struct {
 // (kube-controller-manager, kube-scheduler: member.go); the server's admission
 // plugins and --allow-privileged, which a member's hosted actors run too; the pod
 // CIDRs the servers allocate (CIDR/mask, "" when none), which the store's claims
-// depend on: every replica, a member's included, must check the same claims.
+// depend on: every replica, a member's included, must check the same claims and
+// allocate from the same ranges; the service cluster IP range, node port range
+// and kube-dns address, which the services' actors of a kube-controller-manager
+// allocate from; the recycler pods' image of the persistent volumes' actors.
 const (
 	metaActor           = "actor"
 	metaRole            = "role"
 	metaAdmission       = "admission-control"
 	metaAllowPrivileged = "allow-privileged"
 	metaPodCIDRs        = "pod-cidrs"
+	metaServiceIPs      = "service-cluster-ip-range"
+	metaNodePorts       = "service-node-port-range"
+	metaClusterDNS      = "cluster-dns"
+	metaPVRecycler      = "pv-recycler-image"
 )
 
 // reapAfter is how long a member with a role (a non-voter) may be unreachable
@@ -157,7 +164,8 @@ func (cp *controlPlane) startHost() error {
 	}
 	sys, err := actors.Start(actors.Options{Store: cp.store, Tracer: cp.tracer, Log: cp.log, RequestTimeout: cfg.RequestTimeout,
 		EventTTL: cfg.EventTTL, Nodes: cp.nodes, Services: cp.services, Admission: adm.Chain,
-		ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod, Cluster: cp.cluster(false)})
+		ResourceQuotaSyncPeriod: cfg.ResourceQuotaSyncPeriod, Cluster: cp.cluster(false),
+		ServiceAccounts: cp.serviceAccounts}) // the namespaces it hosts make their default account
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}

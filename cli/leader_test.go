@@ -30,8 +30,8 @@ func TestControlPlaneFollowsLeadership(t *testing.T) {
 	defer store.Close()
 	cfg := config.Server{RequestTimeout: 10 * time.Second, EventTTL: time.Hour, SchedulerShards: 1,
 		ServiceClusterIPRange: "10.254.0.0/16", ServiceNodePortRange: "30000-32767", ClusterDNS: "10.254.0.10",
-		NodeMonitorGracePeriod: 40 * time.Second, NodeStartupGracePeriod: time.Minute, NodeMonitorPeriod: 5 * time.Second,
-		PodEvictionTimeout: 5 * time.Minute, DeletingPodsQPS: 0.1, DeletingPodsBurst: 10}
+		NodeController: config.NodeController{NodeMonitorGracePeriod: 40 * time.Second, NodeStartupGracePeriod: time.Minute,
+			NodeMonitorPeriod: 5 * time.Second, PodEvictionTimeout: 5 * time.Minute, DeletingPodsQPS: 0.1, DeletingPodsBurst: 10}}
 	nodes, services, err := controllerOptions(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -21,8 +21,10 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors"
 	"github.com/kubeactor/kubeactor/actors/scheduler"
+	"github.com/kubeactor/kubeactor/actors/serviceaccount"
 	"github.com/kubeactor/kubeactor/config"
 	"github.com/kubeactor/kubeactor/gateway"
+	"github.com/kubeactor/kubeactor/gateway/authn"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -30,11 +32,16 @@ import (
 // --master join the control plane's actor cluster (actors/cluster.go) as members
 // with a role: the store of each is a Raft non-voter of the servers' store, joined
 // through the peer address the members API gives, and its actor system hosts only
-// its role's actors (RoleControllers: the replication controllers, the namespaces
-// and the terminated-pod collector; RoleScheduler: the scheduler). While the member
-// lives, the servers host none of them; when it dies they take them back; a second
-// member of a role is a standby. Without --master they only check their flags and
-// say where their work runs (insideAPIServer).
+// its role's actors (RoleControllers: every controller Kubernetes 1.0's
+// kube-controller-manager runs: replication controllers, namespaces, services and
+// their endpoints, nodes and the evictor, resource quotas, service accounts and
+// their tokens, persistent volumes and claims, and the terminated-pod collector;
+// RoleScheduler: the scheduler). While the member lives, the servers host none of
+// them; when it dies they take them back; a second member of a role is a standby.
+// What the servers decide for the whole cluster (the admission plugins, the pod
+// CIDRs, the service address ranges, the recycler image) a member learns from their
+// Meta, never from flags of its own. Without --master they only check their flags
+// and say where their work runs (insideAPIServer).
 
 // memberCommon are the flags of both members.
 type memberCommon struct {
@@ -59,7 +66,11 @@ type schedulerFlags struct {
 // controllerManagerFlags are kube-controller-manager's.
 type controllerManagerFlags struct {
 	memberCommon
-	TerminatedPodGCThreshold int `name:"terminated-pod-gc-threshold" default:"12500" help:"Terminated pods (Succeeded or Failed) kept before the oldest are deleted, every 20s; 0 or less keeps them all."`
+	config.NodeController
+	TerminatedPodGCThreshold     int           `name:"terminated-pod-gc-threshold" default:"12500" help:"Terminated pods (Succeeded or Failed) kept before the oldest are deleted, every 20s; 0 or less keeps them all."`
+	ResourceQuotaSyncPeriod      time.Duration `name:"resource-quota-sync-period" default:"10s" help:"How often each resource quota recounts its usage (it also recounts when what it counts changes)."`
+	ServiceAccountPrivateKeyFile string        `name:"service-account-private-key-file" help:"PEM private key (RSA or EC) that signs service-account tokens; it must match kube-apiserver's --service-account-key-file (by default its serving key). Without it the service accounts get no token secrets while this member hosts them (as Kubernetes 1.0 ran no token controller)."`
+	RootCAFile                   string        `name:"root-ca-file" help:"CA certificate (PEM) put in service-account token secrets as ca.crt."`
 }
 
 // memberSpec is what a member runs, from its flags.
@@ -67,7 +78,13 @@ type memberSpec struct {
 	prog, role string
 	common     *memberCommon
 	policy     []byte // kube-scheduler's --policy-config-file content
-	podGC      int    // kube-controller-manager's --terminated-pod-gc-threshold
+	// kube-controller-manager's: --terminated-pod-gc-threshold, the node
+	// controller's flags, --resource-quota-sync-period, and the token controller's
+	// options (from --service-account-private-key-file and --root-ca-file).
+	podGC     int
+	nodes     config.NodeController
+	quotaSync time.Duration
+	accounts  *serviceaccount.Options
 }
 
 // parseMember parses a member's command line (book flags with no effect are taken
@@ -76,7 +93,7 @@ func parseMember(prog string, args []string, stdout, stderr io.Writer) (spec mem
 	var sf schedulerFlags
 	var cf controllerManagerFlags
 	var flags interface{ common() *memberCommon }
-	role, what := actors.RoleControllers, "the replication controllers, the namespaces and the terminated-pod collector"
+	role, what := actors.RoleControllers, "the controllers (replication, endpoints, node, resource quota, namespace, service account and token, persistent volume)"
 	if prog == config.Scheduler {
 		flags, role, what = &sf, actors.RoleScheduler, "the scheduler"
 	} else {
@@ -94,7 +111,19 @@ func parseMember(prog string, args []string, stdout, stderr io.Writer) (spec mem
 	if _, err = parser.Parse(rest); exit >= 0 || err != nil {
 		return spec, warns, exit, err
 	}
-	spec = memberSpec{prog: prog, role: role, common: flags.common(), podGC: cf.TerminatedPodGCThreshold}
+	spec = memberSpec{prog: prog, role: role, common: flags.common(), podGC: cf.TerminatedPodGCThreshold,
+		nodes: cf.NodeController, quotaSync: cf.ResourceQuotaSyncPeriod}
+	if role == actors.RoleControllers {
+		if err := cf.NodeController.Validate(); err != nil {
+			return spec, warns, -1, err
+		}
+		if cf.ResourceQuotaSyncPeriod < 0 {
+			return spec, warns, -1, fmt.Errorf("--resource-quota-sync-period %s: must not be negative", cf.ResourceQuotaSyncPeriod)
+		}
+		if spec.accounts, err = tokenOptions(cf.ServiceAccountPrivateKeyFile, cf.RootCAFile); err != nil {
+			return spec, warns, -1, err
+		}
+	}
 	if sf.PolicyConfigFile != "" {
 		data, err := os.ReadFile(sf.PolicyConfigFile)
 		if err != nil {
@@ -106,6 +135,35 @@ func parseMember(prog string, args []string, stdout, stderr io.Writer) (spec mem
 		spec.policy = data
 	}
 	return spec, warns, -1, nil
+}
+
+// tokenOptions are the token controller's options from kube-controller-manager's
+// --service-account-private-key-file (none: no tokens) and --root-ca-file.
+func tokenOptions(keyFile, caFile string) (*serviceaccount.Options, error) {
+	opts := &serviceaccount.Options{}
+	if keyFile != "" {
+		data, err := os.ReadFile(keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--service-account-private-key-file: %w", err)
+		}
+		key, err := authn.ParsePrivateKey(data)
+		if err != nil {
+			return nil, fmt.Errorf("--service-account-private-key-file %s: %w", keyFile, err)
+		}
+		signer, err := authn.NewTokenSigner(key)
+		if err != nil {
+			return nil, fmt.Errorf("--service-account-private-key-file %s: %w", keyFile, err)
+		}
+		opts.Tokens = signer
+	}
+	if caFile != "" {
+		data, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("--root-ca-file: %w", err)
+		}
+		opts.RootCA = data
+	}
+	return opts, nil
 }
 
 // bookMember runs kube-controller-manager or kube-scheduler; it returns the exit code.
@@ -310,6 +368,20 @@ func runMember(ctx context.Context, spec memberSpec, log *logrus.Logger) error {
 	if err := waitStoreReady(ctx, store, c.JoinTimeout); err != nil {
 		return err
 	}
+	// A controllers member hosts the node and service actors: their managers
+	// allocate pod CIDRs and service addresses from the servers' ranges.
+	var nodes actors.NodeOptions
+	var services actors.ServiceOptions
+	if spec.role == actors.RoleControllers {
+		nodes = nodeControllerOptions(spec.nodes)
+		nodes.PodCIDRs = cidrs
+		if services, err = servicesFromMeta(meta); err != nil {
+			return err
+		}
+		if spec.accounts.Tokens == nil {
+			log.Warn("no --service-account-private-key-file: the service accounts get no token secrets while this member hosts them")
+		}
+	}
 	allow, _ := strconv.ParseBool(meta[metaAllowPrivileged])
 	var plugins []string
 	if a := meta[metaAdmission]; a != "" {
@@ -326,8 +398,9 @@ func runMember(ctx context.Context, spec memberSpec, log *logrus.Logger) error {
 	live, leader := actorMembers(ms)
 	sys, err := actors.Start(actors.Options{Store: store, Log: log, Admission: adm.Chain,
 		Scheduler: spec.role == actors.RoleScheduler, SchedulerShards: 1, SchedulerPolicy: spec.policy,
-		TerminatedPodGCThreshold: spec.podGC,
-		Cluster:                  &actors.ClusterOptions{Name: name, Address: actorAddr, Role: spec.role, Members: live, LeaderName: leader}})
+		TerminatedPodGCThreshold: spec.podGC, Nodes: nodes, Services: services, ServiceAccounts: spec.accounts,
+		ResourceQuotaSyncPeriod: spec.quotaSync, PVRecyclerImage: meta[metaPVRecycler],
+		Cluster: &actors.ClusterOptions{Name: name, Address: actorAddr, Role: spec.role, Members: live, LeaderName: leader}})
 	if err != nil {
 		return fmt.Errorf("start actors: %w", err)
 	}

@@ -2,11 +2,17 @@ package cli
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/kong"
 
@@ -122,8 +128,13 @@ func TestBookFlagsAccepted(t *testing.T) {
 						t.Fatalf("without --master: exit %d, stderr %q", code, errOut.String())
 					}
 					args := []string{flag}
-					if name == "policy-config-file" { // honoured: the file must exist
+					switch name { // honoured: the file must exist
+					case "policy-config-file":
 						args = []string{"--policy-config-file=" + writePolicy(t)}
+					case "service-account-private-key-file":
+						args = []string{"--service_account_private_key_file=" + writeKey(t)}
+					case "root-ca-file":
+						args = []string{"--root-ca-file=" + writeTestFile(t, "ca.crt", "CA")}
 					}
 					if _, _, exit, err := parseMember(component, args, &out, &errOut); exit >= 0 || err != nil {
 						t.Fatalf("as a member: exit %d, %v, stderr %q", exit, err, errOut.String())
@@ -242,7 +253,7 @@ func TestBookFlagsRefused(t *testing.T) {
 // TestMemberFlags: kube-scheduler and kube-controller-manager honour --master and
 // their own flags as members, and warn about the book's that have no effect.
 func TestMemberFlags(t *testing.T) {
-	policy := writePolicy(t)
+	policy, key, ca := writePolicy(t), writeKey(t), writeTestFile(t, "ca.crt", "CA")
 	tests := []struct {
 		prog   string
 		args   []string
@@ -252,8 +263,21 @@ func TestMemberFlags(t *testing.T) {
 	}{
 		{config.Scheduler, []string{"--master=http://m:8080", "--policy_config_file=" + policy, "--algorithm-provider=DefaultProvider"},
 			actors.RoleScheduler, func(s memberSpec) bool { return s.common.Master == "http://m:8080" && len(s.policy) > 0 }, "--algorithm-provider"},
-		{config.ControllerManager, []string{"--master=http://m:8080", "--terminated_pod_gc_threshold=100", "--node-monitor-grace-period=20s"},
-			actors.RoleControllers, func(s memberSpec) bool { return s.common.Master == "http://m:8080" && s.podGC == 100 }, "--node-monitor-grace-period"},
+		{config.ControllerManager, []string{"--master=http://m:8080", "--terminated_pod_gc_threshold=100", "--node-monitor-grace-period=20s",
+			"--node_monitor_period=1s", "--pod-eviction-timeout=1m", "--deleting-pods-qps=2", "--deleting-pods-burst=3",
+			"--node-startup-grace-period=30s", "--resource-quota-sync-period=5s",
+			"--service_account_private_key_file=" + key, "--root-ca-file=" + ca, "--cluster-cidr=10.244.0.0/16"},
+			actors.RoleControllers, func(s memberSpec) bool {
+				return s.common.Master == "http://m:8080" && s.podGC == 100 && s.quotaSync == 5*time.Second &&
+					s.nodes == config.NodeController{NodeMonitorGracePeriod: 20 * time.Second, NodeStartupGracePeriod: 30 * time.Second,
+						NodeMonitorPeriod: time.Second, PodEvictionTimeout: time.Minute, DeletingPodsQPS: 2, DeletingPodsBurst: 3} &&
+					s.accounts != nil && s.accounts.Tokens != nil && string(s.accounts.RootCA) == "CA"
+			}, "--cluster-cidr"},
+		{config.ControllerManager, []string{"--master=http://m:8080", "--profiling=true"},
+			actors.RoleControllers, func(s memberSpec) bool {
+				return s.nodes.NodeMonitorGracePeriod == 40*time.Second && s.nodes.PodEvictionTimeout == 5*time.Minute &&
+					s.accounts != nil && s.accounts.Tokens == nil
+			}, "--profiling"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.prog, func(t *testing.T) {
@@ -272,9 +296,49 @@ func TestMemberFlags(t *testing.T) {
 	}
 }
 
+// TestMemberFlagErrors: kube-controller-manager refuses values its controllers
+// cannot run with, before it joins anything.
+func TestMemberFlagErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no key file", []string{"--service-account-private-key-file=" + filepath.Join(t.TempDir(), "none")}, "--service-account-private-key-file"},
+		{"not a key", []string{"--service-account-private-key-file=" + writeTestFile(t, "k", "not a key")}, "no private key"},
+		{"no CA file", []string{"--root-ca-file=" + filepath.Join(t.TempDir(), "none")}, "--root-ca-file"},
+		{"zero grace period", []string{"--node-monitor-grace-period=0s"}, "must be positive"},
+		{"negative quota sync", []string{"--resource-quota-sync-period=-1s"}, "must not be negative"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			_, _, exit, err := parseMember(config.ControllerManager, append([]string{"--master=http://m:8080"}, tc.args...), &out, &errOut)
+			if exit >= 0 || err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("exit %d, err %v; want an error about %q", exit, err, tc.want)
+			}
+		})
+	}
+}
+
 func writePolicy(t *testing.T) string {
 	t.Helper()
 	return writeTestFile(t, "policy.json", `{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"PodFitsResources"}],"priorities":[{"name":"LeastRequestedPriority","weight":1}]}`)
+}
+
+// writeKey writes a new EC private key (PEM), as --service-account-private-key-file
+// takes one.
+func writeKey(t *testing.T) string {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return writeTestFile(t, "sa.key", string(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})))
 }
 
 func writeTestFile(t *testing.T, name, content string) string {

@@ -260,7 +260,8 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 		meta := map[string]string{gateway.MetaAPI: "http://" + server.String(), metaActor: actorAddr,
 			// what a member of a role needs to run the same admission in the actors it hosts
 			metaAdmission: strings.Join(cfg.AdmissionControl, ","), metaAllowPrivileged: strconv.FormatBool(cfg.AllowPrivileged),
-			metaPodCIDRs: podCIDRsMeta(nodes.PodCIDRs)}
+			metaPodCIDRs: podCIDRsMeta(nodes.PodCIDRs), metaPVRecycler: cfg.PVRecyclerImage}
+		servicesMeta(services, meta)
 		if secure != nil {
 			if sa, err := advertised(cfg, secure.ln.Addr()); err == nil {
 				meta[gateway.MetaSecureAPI] = "https://" + sa.String()
@@ -380,21 +381,50 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 // clusterOfOne makes a server without --initial-cluster or --join, run with
 // --allow-members, the one voter of a new Raft cluster, its peer port on
 // --peer-address or else a free loopback port (its Raft state keeps the cluster
-// across restarts; the port may change).
+// across restarts). The port chosen is kept in the data directory (peerAddressFile)
+// and taken again at the next start: the members that joined (kube-scheduler,
+// kube-controller-manager) know the server by the address in the Raft
+// configuration, so they reach it again after a restart. Only when that port is
+// taken by then does the server choose another, and those members must be
+// restarted.
 func clusterOfOne(cfg config.Server) (config.Server, error) {
 	if cfg.PeerAddress == "" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		addr, err := keptPeerAddress(filepath.Join(cfg.DataDir, peerAddressFile))
 		if err != nil {
-			return cfg, fmt.Errorf("peer port: %w", err)
-		}
-		cfg.PeerAddress = ln.Addr().String()
-		if err := ln.Close(); err != nil {
 			return cfg, err
 		}
+		cfg.PeerAddress = addr
 	}
 	cfg.InitialCluster = cfg.Name + "=" + cfg.PeerAddress
 	cfg.Cluster = map[string]string{cfg.Name: cfg.PeerAddress}
 	return cfg, nil
+}
+
+// peerAddressFile, in the data directory, holds the peer address a server of one
+// chose (clusterOfOne).
+const peerAddressFile = "peer-address"
+
+// keptPeerAddress is the address in file when its port is free now, else a free
+// loopback port, written to file.
+func keptPeerAddress(file string) (string, error) {
+	if b, err := os.ReadFile(file); err == nil {
+		addr := strings.TrimSpace(string(b))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			return addr, ln.Close()
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("peer port: %w", err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(file, []byte(addr+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("peer port: %w", err)
+	}
+	return addr, nil
 }
 
 // actorAddress is the replica's actor transport address: --actor-address, else the

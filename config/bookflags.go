@@ -151,6 +151,10 @@ var bookFlags = map[string][]BookFlag{
 		{"proxy-port-range", false, "the userspace proxy's sockets take free ports"},
 		{"resource-container", false, noCgroup},
 	},
+	// Without --master, every flag of this list is warned about (the controllers
+	// run inside kube-apiserver then). With --master, kube-controller-manager has
+	// the node controller's, the quota resync's, the GC threshold's and the token
+	// controller's flags itself (cli/member.go), so only the others are warned about.
 	ControllerManager: {
 		{"address", false, memberPort}, {"port", false, memberPort},
 		{"master", false, apiserver}, {"kubeconfig", false, memberConfig},

@@ -39,17 +39,12 @@ type Server struct {
 	TerminatedPodGCThreshold int `name:"terminated-pod-gc-threshold" default:"12500" help:"Terminated pods (Succeeded or Failed) kept before the oldest are deleted, every 20s; 0 or less keeps them all."`
 	// PVRecyclerImage is the image of the persistent volumes' recycler pods.
 	PVRecyclerImage string `name:"pv-recycler-image" default:"kubeactor/pause:latest" help:"Image of the pods that scrub a released Recycle volume and delete a released Delete hostPath volume's directory: the nodes' --pod-infra-container-image, whose /pause has the scrub and delete modes (empty: the default)."`
-	// The node controller and service addresses (the book's controller-manager and
-	// apiserver flags).
-	NodeMonitorGracePeriod time.Duration `name:"node-monitor-grace-period" default:"40s" help:"How long a node may go without posting status before it is marked Unknown."`
-	NodeStartupGracePeriod time.Duration `name:"node-startup-grace-period" default:"60s" help:"How long a new node may go without ever posting status before it is marked Unknown."`
-	NodeMonitorPeriod      time.Duration `name:"node-monitor-period" default:"5s" help:"How often each node's status is looked at."`
-	PodEvictionTimeout     time.Duration `name:"pod-eviction-timeout" default:"5m" help:"How long a node may be NotReady or Unknown before its pods are deleted."`
-	DeletingPodsQPS        float64       `name:"deleting-pods-qps" default:"0.1" help:"Nodes whose pods are evicted per second."`
-	DeletingPodsBurst      int           `name:"deleting-pods-burst" default:"10" help:"Nodes whose pods may be evicted in a burst."`
-	ServiceClusterIPRange  string        `name:"service-cluster-ip-range" default:"10.254.0.0/16" help:"CIDR from which service cluster IPs are allocated."`
-	ServiceNodePortRange   string        `name:"service-node-port-range" default:"30000-32767" help:"Port range from which NodePort services' ports are allocated."`
-	AdvertiseAddress       string        `name:"advertise-address" help:"IP address the kubernetes service's endpoints point at (default: --insecure-bind-address, or the first non-loopback address when that is 0.0.0.0)."`
+	// The node controller (the book's controller-manager flags) and the service
+	// addresses (the apiserver's).
+	NodeController
+	ServiceClusterIPRange string `name:"service-cluster-ip-range" default:"10.254.0.0/16" help:"CIDR from which service cluster IPs are allocated."`
+	ServiceNodePortRange  string `name:"service-node-port-range" default:"30000-32767" help:"Port range from which NodePort services' ports are allocated."`
+	AdvertiseAddress      string `name:"advertise-address" help:"IP address the kubernetes service's endpoints point at (default: --insecure-bind-address, or the first non-loopback address when that is 0.0.0.0)."`
 	// The memory policy (internal/memory): how far the heap may grow past the live heap.
 	GCPercent        int    `name:"gc-percent" default:"400" help:"Most the heap may grow past the live heap before a collection, in percent of it (GOGC); a small server collects this seldom. The GOGC environment variable wins when set (and turns --gc-headroom off)."`
 	GCHeadroom       string `name:"gc-headroom" default:"256Mi" help:"Bytes the heap may grow past the live heap before a collection, within --gc-min-percent and --gc-percent of it: the server's memory is its live heap plus about this much. 0 turns it off (always --gc-percent)."`
@@ -407,11 +402,8 @@ func (s *Server) Validate() error {
 	if s.ResourceQuotaSyncPeriod < 0 {
 		return fmt.Errorf("--resource-quota-sync-period %s: must not be negative", s.ResourceQuotaSyncPeriod)
 	}
-	if s.NodeMonitorGracePeriod <= 0 || s.NodeStartupGracePeriod <= 0 || s.NodeMonitorPeriod <= 0 || s.PodEvictionTimeout <= 0 {
-		return fmt.Errorf("--node-monitor-grace-period, --node-startup-grace-period, --node-monitor-period and --pod-eviction-timeout must be positive")
-	}
-	if s.DeletingPodsQPS <= 0 || s.DeletingPodsBurst < 1 {
-		return fmt.Errorf("--deleting-pods-qps %v and --deleting-pods-burst %d: must be positive", s.DeletingPodsQPS, s.DeletingPodsBurst)
+	if err := s.NodeController.Validate(); err != nil {
+		return err
 	}
 	if _, err := s.ClusterIPRange(); err != nil {
 		return err
@@ -465,6 +457,29 @@ func (s *Server) Validate() error {
 type Logging struct {
 	LogLevel  string `name:"log-level" default:"info" enum:"debug,info,warn,error" help:"Log level (debug, info, warn, error)."`
 	LogFormat string `name:"log-format" default:"text" enum:"text,json" help:"Log format (text or json)."`
+}
+
+// NodeController are the node controller's flags (the book's
+// kube-controller-manager's): kube-apiserver takes them for the node actors it
+// hosts, and kube-controller-manager as a member (cli/member.go) for those it hosts.
+type NodeController struct {
+	NodeMonitorGracePeriod time.Duration `name:"node-monitor-grace-period" default:"40s" help:"How long a node may go without posting status before it is marked Unknown."`
+	NodeStartupGracePeriod time.Duration `name:"node-startup-grace-period" default:"60s" help:"How long a new node may go without ever posting status before it is marked Unknown."`
+	NodeMonitorPeriod      time.Duration `name:"node-monitor-period" default:"5s" help:"How often each node's status is looked at."`
+	PodEvictionTimeout     time.Duration `name:"pod-eviction-timeout" default:"5m" help:"How long a node may be NotReady or Unknown before its pods are deleted."`
+	DeletingPodsQPS        float64       `name:"deleting-pods-qps" default:"0.1" help:"Nodes whose pods are evicted per second."`
+	DeletingPodsBurst      int           `name:"deleting-pods-burst" default:"10" help:"Nodes whose pods may be evicted in a burst."`
+}
+
+// Validate checks that every period and rate is positive.
+func (n NodeController) Validate() error {
+	if n.NodeMonitorGracePeriod <= 0 || n.NodeStartupGracePeriod <= 0 || n.NodeMonitorPeriod <= 0 || n.PodEvictionTimeout <= 0 {
+		return fmt.Errorf("--node-monitor-grace-period, --node-startup-grace-period, --node-monitor-period and --pod-eviction-timeout must be positive")
+	}
+	if n.DeletingPodsQPS <= 0 || n.DeletingPodsBurst < 1 {
+		return fmt.Errorf("--deleting-pods-qps %v and --deleting-pods-burst %d: must be positive", n.DeletingPodsQPS, n.DeletingPodsBurst)
+	}
+	return nil
 }
 
 // ClusterIPRange parses --service-cluster-ip-range.

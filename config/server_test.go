@@ -12,8 +12,8 @@ func validServer() Server {
 	return Server{
 		DataDir: "/tmp/x", InsecureBindAddress: "127.0.0.1", InsecurePort: 8080, ChangeLogWindow: 100000,
 		RequestTimeout: 1e9, MaxRequestBodyBytes: 3 << 20, EventTTL: 3600e9,
-		NodeMonitorGracePeriod: 40e9, NodeStartupGracePeriod: 60e9, NodeMonitorPeriod: 5e9, PodEvictionTimeout: 300e9,
-		DeletingPodsQPS: 0.1, DeletingPodsBurst: 10, ServiceClusterIPRange: "10.254.0.0/16", ServiceNodePortRange: "30000-32767",
+		NodeController: NodeController{NodeMonitorGracePeriod: 40e9, NodeStartupGracePeriod: 60e9, NodeMonitorPeriod: 5e9, PodEvictionTimeout: 300e9,
+			DeletingPodsQPS: 0.1, DeletingPodsBurst: 10}, ServiceClusterIPRange: "10.254.0.0/16", ServiceNodePortRange: "30000-32767",
 		GCPercent: 400, GCMinPercent: 25, GCHeadroom: "256Mi", MemoryLimit: "0", ClusterDNS: "10.254.0.10", ClusterDomain: "cluster.local", DNSPort: 53,
 		AllocateNodeCIDRs: true, ClusterCIDR: "10.244.0.0/16", NodeCIDRMaskSize: 24,
 	}

@@ -159,12 +159,18 @@ func bookRedisMaster(t *testing.T, links, url, file string) {
 // returns its URL.
 func startBookAPIServer(t *testing.T, links string) (string, *daemon) {
 	t.Helper()
-	port := freePort(t)
+	return startBookAPIServerOn(t, links, freePort(t), t.TempDir())
+}
+
+// startBookAPIServerOn is startBookAPIServer on port with the data directory data
+// (the same two again: a restart) and more flags.
+func startBookAPIServerOn(t *testing.T, links string, port int, data string, more ...string) (string, *daemon) {
+	t.Helper()
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
-	api := startDaemon(t, filepath.Join(links, "kube-apiserver"),
-		"--logtostderr=true", "--v=0", "--etcd_servers=http://127.0.0.1:4001", "--address=127.0.0.1", "--port="+strconv.Itoa(port),
+	api := startDaemon(t, filepath.Join(links, "kube-apiserver"), append([]string{
+		"--logtostderr=true", "--v=0", "--etcd_servers=http://127.0.0.1:4001", "--address=127.0.0.1", "--port=" + strconv.Itoa(port),
 		"--kubelet_port=10250", "--allow_privileged=false", "--service-cluster-ip-range=10.254.0.0/16",
-		"--data-dir="+t.TempDir(), "--dns-port=0", "--secure-port=0", "--bind-address=127.0.0.1")
+		"--data-dir=" + data, "--dns-port=0", "--secure-port=0", "--bind-address=127.0.0.1"}, more...)...)
 	waitReady(t, url, api)
 	return url, api
 }
