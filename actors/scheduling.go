@@ -139,7 +139,7 @@ func newSchedulerActor(e *env) *schedulerActor {
 		rcs:      make(map[string]struct{}),
 		queue:    scheduler.NewQueue(),
 		binds:    make(map[string]*binding),
-		budget:   scheduler.NewEventBudget(scheduler.EventRate, scheduler.EventBurst),
+		budget:   scheduler.NewEventBudget(scheduler.EventRate, scheduler.EventBurst, scheduler.MaxHeldEvents),
 	}
 }
 
@@ -617,7 +617,7 @@ func (s *schedulerActor) bound(ctx actor.Context, r *reply) {
 	}
 	if s.cfg.scheduledEvents { // held under its own key: the pod's binding does not drop it
 		s.offerEvent(ctx, scheduler.HeldEvent{Key: key + "\x00Scheduled", Pod: b.pod, Type: corev1.EventTypeNormal,
-			Reason: "Scheduled", Message: scheduler.ScheduledMessage(b.decision)})
+			Reason: "Scheduled", Message: scheduler.ScheduledMessage(b.decision), Droppable: true})
 	}
 }
 
@@ -637,7 +637,9 @@ func (s *schedulerActor) unschedulable(ctx actor.Context, key string, pod *corev
 // and arms the flush.
 func (s *schedulerActor) offerEvent(ctx actor.Context, e scheduler.HeldEvent) {
 	now := s.env.now()
-	if h, ok := s.budget.Offer(e, now); ok {
+	h, ok := s.budget.Offer(e, now)
+	s.env.stats.sched.eventsDropped.Store(s.budget.Dropped())
+	if ok {
 		s.writeEvent(ctx, h)
 		return
 	}

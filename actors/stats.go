@@ -63,7 +63,7 @@ func (k *kindStats) restarted() {
 // schedStats counts the scheduler's attempts.
 type schedStats struct {
 	scheduled, unschedulable, errors atomic.Int64
-	pending                          atomic.Int64
+	pending, eventsDropped           atomic.Int64
 	attempt                          *persistence.Histogram
 }
 
@@ -112,6 +112,9 @@ type SchedulerStats struct {
 	Scheduled, Unschedulable, Errors int64
 	// Pending counts the pods waiting for a decision (queued or backing off).
 	Pending int64
+	// EventsDropped counts event occurrences dropped because the event budget held
+	// scheduler.MaxHeldEvents pods' already.
+	EventsDropped int64
 	// Attempt is a round's duration (the shards' bids and the merge), in nanoseconds.
 	Attempt persistence.HistogramSnapshot
 }
@@ -153,7 +156,7 @@ func (s *System) Stats() Stats {
 	if s.env.sched != nil {
 		out.Scheduler = &SchedulerStats{
 			Scheduled: st.sched.scheduled.Load(), Unschedulable: st.sched.unschedulable.Load(), Errors: st.sched.errors.Load(),
-			Pending: st.sched.pending.Load(), Attempt: st.sched.attempt.Snapshot(),
+			Pending: st.sched.pending.Load(), EventsDropped: st.sched.eventsDropped.Load(), Attempt: st.sched.attempt.Snapshot(),
 		}
 	}
 	return out

@@ -85,6 +85,7 @@ func TestMetricsScrapedByPrometheus(t *testing.T) {
 		{"store applies timed", `sum(kubeactor_store_apply_duration_seconds_count)`, func(v float64) bool { return v > 0 }},
 		{"scheduling attempts timed", `scheduler_scheduling_attempt_duration_seconds_count`, func(v float64) bool { return v >= metricsPods }},
 		{"pending pods", `scheduler_pending_pods`, func(v float64) bool { return v >= 0 }},
+		{"no Scheduled event dropped for a few pods", `kubeactor_scheduler_events_dropped_total`, func(v float64) bool { return v == 0 }},
 		{"pod actors' mailbox depth", `kubeactor_actor_mailbox_depth{kind="pods"}`, func(v float64) bool { return v >= 0 }},
 		{"pod actors' handling time", `kubeactor_actor_handling_seconds_count{kind="pods"}`, func(v float64) bool { return v > 0 }},
 		{"pod actors' restarts", `kubeactor_actor_restarts_total{kind="pods"}`, func(v float64) bool { return v >= 0 }},

@@ -212,6 +212,7 @@ type metricsCollector struct {
 	objects, apply, fsync, group          *prometheus.Desc
 	messages, handling, mailbox, restarts *prometheus.Desc
 	attempts, attemptDuration, pending    *prometheus.Desc
+	eventsDropped                         *prometheus.Desc
 }
 
 func newMetricsCollector(store *persistence.Store, sys func() *actors.System) *metricsCollector {
@@ -231,12 +232,13 @@ func newMetricsCollector(store *persistence.Store, sys func() *actors.System) *m
 		attempts:        d("scheduler_schedule_attempts_total", "Number of attempts to schedule pods, by the result: scheduled, unschedulable or error.", []string{"result"}, nil),
 		attemptDuration: d("scheduler_scheduling_attempt_duration_seconds", "Scheduling attempt latency in seconds (the shards' bids and the merge).", nil, nil),
 		pending:         d("scheduler_pending_pods", "Number of pending pods waiting for a decision, queued or backing off.", nil, nil),
+		eventsDropped:   d("kubeactor_scheduler_events_dropped_total", "Number of the scheduler's event occurrences dropped because its event budget held the most it holds.", nil, nil),
 	}
 }
 
 func (m *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.objects, m.apply, m.fsync, m.group, m.messages, m.handling, m.mailbox, m.restarts,
-		m.attempts, m.attemptDuration, m.pending} {
+		m.attempts, m.attemptDuration, m.pending, m.eventsDropped} {
 		ch <- d
 	}
 }
@@ -270,6 +272,7 @@ func (m *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- constHistogram(m.attemptDuration, sc.Attempt, 1e9)
 		ch <- prometheus.MustNewConstMetric(m.pending, prometheus.GaugeValue, float64(sc.Pending))
+		ch <- prometheus.MustNewConstMetric(m.eventsDropped, prometheus.CounterValue, float64(sc.EventsDropped))
 	}
 }
 

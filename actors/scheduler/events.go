@@ -22,10 +22,19 @@ import (
 //     burst 100, its events included). An occurrence that finds no token is held,
 //     one per pod (later ones of the pod add to its count), and written, oldest
 //     first, as tokens come back; a pod bound or deleted meanwhile takes its held
-//     event with it.
+//     event with it;
+//   - a Droppable occurrence (a Scheduled event: its pod has left the scheduler's
+//     queue, so nothing else bounds how many are held) is dropped and counted when
+//     MaxHeldEvents droppable ones are held already, as client-go's event
+//     broadcaster drops what does not fit its queue of 1,000 events: a burst of
+//     150,000 bindings must not keep 150,000 Scheduled events (and the pods they
+//     point to) in memory, written at 50 a second for the next 50 minutes. A
+//     FailedScheduling occurrence is never dropped: one is held per pending pod at
+//     most, and the scheduler's queue holds that pod anyway.
 const (
-	EventRate  = 50.0
-	EventBurst = 100
+	EventRate     = 50.0
+	EventBurst    = 100
+	MaxHeldEvents = 1000
 )
 
 // HeldEvent is an event occurrence (or several of one pod, counted) waiting for a
@@ -38,22 +47,29 @@ type HeldEvent struct {
 	Message string
 	Count   int32     // occurrences it stands for
 	At      time.Time // of the latest
+	// Droppable says the occurrence may be dropped rather than held when
+	// MaxHeldEvents droppable ones are held.
+	Droppable bool
 }
 
 // EventBudget decides which event occurrences are written now. It takes the time as
 // a value; it is for one goroutine (the scheduler actor).
 type EventBudget struct {
-	rate   float64
-	burst  float64
-	tokens float64
-	last   time.Time
-	held   map[string]*HeldEvent
-	order  []string // held pods, oldest first; may name pods dropped since
+	rate      float64
+	burst     float64
+	tokens    float64
+	last      time.Time
+	held      map[string]*HeldEvent
+	order     []string // held pods, oldest first; may name pods dropped since
+	maxHeld   int      // droppable occurrences held at most
+	droppable int      // droppable occurrences held now
+	dropped   int64    // droppable occurrences dropped
 }
 
-// NewEventBudget returns a full bucket of burst tokens refilled at rate per second.
-func NewEventBudget(rate float64, burst int) *EventBudget {
-	return &EventBudget{rate: rate, burst: float64(burst), tokens: float64(burst), held: make(map[string]*HeldEvent)}
+// NewEventBudget returns a full bucket of burst tokens refilled at rate per second,
+// holding at most maxHeld droppable occurrences at once.
+func NewEventBudget(rate float64, burst, maxHeld int) *EventBudget {
+	return &EventBudget{rate: rate, burst: float64(burst), tokens: float64(burst), held: make(map[string]*HeldEvent), maxHeld: maxHeld}
 }
 
 func (b *EventBudget) refill(now time.Time) {
@@ -66,7 +82,8 @@ func (b *EventBudget) refill(now time.Time) {
 }
 
 // Offer notes one occurrence e (Count is taken as 1) at now. It returns e to be
-// written now, or false when it is held: then NextFlush tells when to call Flush.
+// written now, or false when it is held (then NextFlush tells when to call Flush)
+// or dropped (e is Droppable and maxHeld droppable ones are held: Dropped counts it).
 // Occurrences already held go first, so a pod's later occurrence never overtakes
 // another pod's first.
 func (b *EventBudget) Offer(e HeldEvent, now time.Time) (HeldEvent, bool) {
@@ -85,6 +102,13 @@ func (b *EventBudget) Offer(e HeldEvent, now time.Time) (HeldEvent, bool) {
 		b.tokens--
 		return e, true
 	}
+	if e.Droppable {
+		if b.droppable >= b.maxHeld {
+			b.dropped++
+			return HeldEvent{}, false
+		}
+		b.droppable++
+	}
 	b.held[e.Key] = &e
 	b.order = append(b.order, e.Key)
 	return HeldEvent{}, false
@@ -102,7 +126,7 @@ func (b *EventBudget) Flush(now time.Time) (out []HeldEvent, next time.Time) {
 		if !ok {
 			continue
 		}
-		delete(b.held, key)
+		b.forget(key, h)
 		b.tokens--
 		out = append(out, *h)
 	}
@@ -124,7 +148,21 @@ func (b *EventBudget) NextFlush(now time.Time) time.Time {
 }
 
 // Drop forgets the occurrences held for a pod: it was bound or deleted.
-func (b *EventBudget) Drop(key string) { delete(b.held, key) }
+func (b *EventBudget) Drop(key string) {
+	if h, ok := b.held[key]; ok {
+		b.forget(key, h)
+	}
+}
+
+func (b *EventBudget) forget(key string, h *HeldEvent) {
+	delete(b.held, key)
+	if h.Droppable {
+		b.droppable--
+	}
+}
 
 // Held is the number of pods with occurrences held.
 func (b *EventBudget) Held() int { return len(b.held) }
+
+// Dropped is the number of droppable occurrences dropped because maxHeld were held.
+func (b *EventBudget) Dropped() int64 { return b.dropped }

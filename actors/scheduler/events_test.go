@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -10,11 +11,17 @@ func occurrence(pod, msg string) HeldEvent {
 	return HeldEvent{Key: "default/" + pod, Type: "Warning", Reason: "FailedScheduling", Message: msg}
 }
 
+// scheduled is a droppable occurrence: a Scheduled event (its key names the event, so
+// a pod's binding does not drop it).
+func scheduled(pod string) HeldEvent {
+	return HeldEvent{Key: "default/" + pod + "\x00Scheduled", Type: "Normal", Reason: "Scheduled", Message: "m", Droppable: true}
+}
+
 func TestEventBudget(t *testing.T) {
 	type offer struct {
 		at   time.Duration
 		pod  string
-		msg  string
+		msg  string // "" offers a droppable Scheduled occurrence
 		sent bool
 	}
 	type flush struct {
@@ -23,12 +30,14 @@ func TestEventBudget(t *testing.T) {
 		next time.Duration
 	}
 	tests := []struct {
-		name   string
-		rate   float64
-		burst  int
-		offers []offer
-		drop   string
-		flush  flush
+		name    string
+		rate    float64
+		burst   int
+		maxHeld int // droppable occurrences held at most; 0: 2
+		offers  []offer
+		drop    string
+		dropped int64
+		flush   flush
 	}{
 		{
 			name: "within the burst every occurrence is written at once", rate: 1, burst: 3,
@@ -66,21 +75,52 @@ func TestEventBudget(t *testing.T) {
 			offers: []offer{{time.Hour, "a", "m", true}, {time.Hour, "b", "m", true}, {time.Hour, "c", "m", false}},
 			flush:  flush{at: time.Hour, next: time.Hour + 10*time.Millisecond},
 		},
+		{
+			name: "past maxHeld droppable occurrences held, another is dropped; FailedScheduling never is", rate: 1, burst: 1,
+			offers:  []offer{{0, "a", "", true}, {0, "b", "", false}, {0, "c", "", false}, {0, "d", "", false}, {0, "e", "m", false}, {0, "b", "", false}},
+			dropped: 1,
+			flush:   flush{at: time.Second, want: []string{"b\x00Scheduled:2:m"}, next: 2 * time.Second},
+		},
+		{
+			name: "a written or dropped droppable occurrence makes room for another", rate: 1, burst: 1, maxHeld: 1,
+			offers:  []offer{{0, "a", "m", true}, {0, "b", "", false}, {0, "c", "", false}, {0, "d", "m", false}},
+			drop:    "default/b\x00Scheduled",
+			dropped: 1,
+			flush:   flush{at: time.Second, want: []string{"d:1:m"}, next: -1},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := NewEventBudget(tc.rate, tc.burst)
+			maxHeld := tc.maxHeld
+			if maxHeld == 0 {
+				maxHeld = 2
+			}
+			b := NewEventBudget(tc.rate, tc.burst, maxHeld)
 			for i, o := range tc.offers {
-				e, sent := b.Offer(occurrence(o.pod, o.msg), t0.Add(o.at))
+				e := occurrence(o.pod, o.msg)
+				if o.msg == "" {
+					e = scheduled(o.pod)
+				}
+				e, sent := b.Offer(e, t0.Add(o.at))
 				if sent != o.sent {
 					t.Fatalf("offer %d (%s): sent = %v, want %v", i, o.pod, sent, o.sent)
 				}
-				if sent && (e.Count != 1 || e.Key != "default/"+o.pod || !e.At.Equal(t0.Add(o.at))) {
+				if sent && (e.Count != 1 || !strings.HasPrefix(e.Key, "default/"+o.pod) || !e.At.Equal(t0.Add(o.at))) {
 					t.Fatalf("offer %d: written %+v", i, e)
 				}
 			}
+			if b.Dropped() != tc.dropped {
+				t.Fatalf("dropped %d, want %d", b.Dropped(), tc.dropped)
+			}
 			if tc.drop != "" {
 				b.Drop(tc.drop)
+				if _, sent := b.Offer(scheduled("z"), t0); sent { // room again: held, not dropped
+					t.Fatal("a droppable occurrence was written while others were held")
+				}
+				if b.Dropped() != tc.dropped {
+					t.Fatalf("after a drop made room, dropped %d, want %d", b.Dropped(), tc.dropped)
+				}
+				b.Drop("default/z\x00Scheduled")
 			}
 			out, next := b.Flush(t0.Add(tc.flush.at))
 			var got []string
@@ -106,7 +146,7 @@ func TestEventBudget(t *testing.T) {
 // every pod's first occurrence is written within (pods-EventBurst)/EventRate seconds.
 func TestEventBudgetBound(t *testing.T) {
 	const pods = 2000
-	b := NewEventBudget(EventRate, EventBurst)
+	b := NewEventBudget(EventRate, EventBurst, MaxHeldEvents)
 	q := NewQueue()
 	written := map[string]int{}
 	failures := map[string]int{}
