@@ -136,3 +136,40 @@ func TestQueueRetryDue(t *testing.T) {
 		})
 	}
 }
+
+// A backoff that ended early (the pod was queued again, dropped, or backed off again
+// since) is not ended a second time when its old end comes.
+func TestQueueRetryDueSkipsEndedBackoffs(t *testing.T) {
+	tests := []struct {
+		name     string
+		change   func(q *Queue) // after ns/a and ns/b backed off once at t0 (both due at 1s)
+		at       time.Duration  // after t0
+		popped   []string
+		wantNext time.Duration // after t0; -1 for none
+	}{
+		{name: "unchanged", change: func(*Queue) {}, at: time.Second, popped: []string{"ns/a", "ns/b"}, wantNext: -1},
+		{name: "dropped", change: func(q *Queue) { q.Drop("ns/a") }, at: time.Second, popped: []string{"ns/b"}, wantNext: -1},
+		{name: "queued again and decided", change: func(q *Queue) { q.Add("ns/a"); q.Pop() }, at: time.Second, popped: []string{"ns/b"}, wantNext: -1},
+		{name: "backed off again", change: func(q *Queue) { q.Unschedulable("ns/a", t0) }, at: time.Second, popped: []string{"ns/b"}, wantNext: 2 * time.Second},
+		{name: "backed off again, later end due", change: func(q *Queue) { q.Unschedulable("ns/a", t0) }, at: 2 * time.Second, popped: []string{"ns/b", "ns/a"}, wantNext: -1},
+		{name: "all retried", change: func(q *Queue) { q.RetryAll(); popAll(q) }, at: time.Minute, wantNext: -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := NewQueue()
+			q.Unschedulable("ns/b", t0)
+			q.Unschedulable("ns/a", t0)
+			tc.change(q)
+			next := q.RetryDue(t0.Add(tc.at))
+			if got := popAll(q); !slices.Equal(got, tc.popped) {
+				t.Errorf("queued %q, want %q", got, tc.popped)
+			}
+			switch {
+			case tc.wantNext < 0 && !next.IsZero():
+				t.Errorf("next %v, want none", next)
+			case tc.wantNext >= 0 && !next.Equal(t0.Add(tc.wantNext)):
+				t.Errorf("next %v, want t0+%v", next, tc.wantNext)
+			}
+		})
+	}
+}
