@@ -39,6 +39,19 @@ func startSchedulingShards(t testing.TB, store *persistence.Store, policy []byte
 	return s
 }
 
+// startSchedulingClock starts a system whose scheduler bids itself (one shard) on
+// the given clock.
+func startSchedulingClock(t testing.TB, store *persistence.Store, clock Clock) *System {
+	t.Helper()
+	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
+		Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
 func create(t testing.TB, s *System, obj kruntime.Object) {
 	t.Helper()
 	var key persistence.Key
@@ -378,12 +391,7 @@ func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
 	const pods = 500
 	clock := newFakeClock()
 	store := openStore(t)
-	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
-		Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := startSchedulingClock(t, store, clock)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	watch, err := store.Watch(ctx, "events", "", store.Revision())
@@ -549,12 +557,7 @@ func TestSchedulerScheduledEvents(t *testing.T) {
 func TestSchedulerNoNodeWaitsForOne(t *testing.T) {
 	clock := newFakeClock()
 	store := openStore(t)
-	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
-		Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := startSchedulingClock(t, store, clock)
 	failed := func(pod string) func() error {
 		return func() error {
 			if len(failedScheduling(store, pod)) == 0 {

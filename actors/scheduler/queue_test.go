@@ -123,16 +123,7 @@ func TestQueueRetryDue(t *testing.T) {
 			q.Unschedulable("ns/a", t0) // due at 1s
 			q.Unschedulable("ns/b", t0) // 1s
 			q.Unschedulable("ns/b", t0) // 2s
-			next := q.RetryDue(t0.Add(tc.at))
-			if got := popAll(q); !slices.Equal(got, tc.popped) {
-				t.Errorf("queued %q, want %q", got, tc.popped)
-			}
-			switch {
-			case tc.wantNext < 0 && !next.IsZero():
-				t.Errorf("next %v, want none", next)
-			case tc.wantNext >= 0 && !next.Equal(t0.Add(tc.wantNext)):
-				t.Errorf("next %v, want t0+%v", next, tc.wantNext)
-			}
+			checkRetryDue(t, q, tc.at, tc.popped, tc.wantNext)
 		})
 	}
 }
@@ -160,16 +151,23 @@ func TestQueueRetryDueSkipsEndedBackoffs(t *testing.T) {
 			q.Unschedulable("ns/b", t0)
 			q.Unschedulable("ns/a", t0)
 			tc.change(q)
-			next := q.RetryDue(t0.Add(tc.at))
-			if got := popAll(q); !slices.Equal(got, tc.popped) {
-				t.Errorf("queued %q, want %q", got, tc.popped)
-			}
-			switch {
-			case tc.wantNext < 0 && !next.IsZero():
-				t.Errorf("next %v, want none", next)
-			case tc.wantNext >= 0 && !next.Equal(t0.Add(tc.wantNext)):
-				t.Errorf("next %v, want t0+%v", next, tc.wantNext)
-			}
+			checkRetryDue(t, q, tc.at, tc.popped, tc.wantNext)
 		})
+	}
+}
+
+// checkRetryDue runs RetryDue at t0+at and checks the pods it queued, in order, and
+// when it says the next backoff ends (after t0; -1 for none).
+func checkRetryDue(t *testing.T, q *Queue, at time.Duration, popped []string, wantNext time.Duration) {
+	t.Helper()
+	next := q.RetryDue(t0.Add(at))
+	if got := popAll(q); !slices.Equal(got, popped) {
+		t.Errorf("queued %q, want %q", got, popped)
+	}
+	switch {
+	case wantNext < 0 && !next.IsZero():
+		t.Errorf("next %v, want none", next)
+	case wantNext >= 0 && !next.Equal(t0.Add(wantNext)):
+		t.Errorf("next %v, want t0+%v", next, wantNext)
 	}
 }
