@@ -78,7 +78,7 @@ func (q *Queue) Add(key string) {
 		e = &queued{}
 		q.pending[key] = e
 	}
-	delete(q.backoff, key)
+	q.endBackoff(key)
 	e.retryAt = time.Time{}
 	if !e.queued {
 		e.queued = true
@@ -102,7 +102,16 @@ func (q *Queue) Keys() []string { return slices.Sorted(maps.Keys(q.pending)) }
 // Drop forgets a pod: it was bound, deleted or is no longer ours to place.
 func (q *Queue) Drop(key string) {
 	delete(q.pending, key)
+	q.endBackoff(key)
+}
+
+// endBackoff takes a pod out of the backoff; when none is left, the heap's entries
+// are all stale and go with it.
+func (q *Queue) endBackoff(key string) {
 	delete(q.backoff, key)
+	if len(q.backoff) == 0 {
+		q.due = nil
+	}
 }
 
 // Pop takes the first queued pod to decide. The pod stays pending until it is dropped

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -170,4 +171,23 @@ func checkRetryDue(t *testing.T, q *Queue, at time.Duration, popped []string, wa
 	case wantNext >= 0 && !next.Equal(t0.Add(wantNext)):
 		t.Errorf("next %v, want t0+%v", next, wantNext)
 	}
+}
+
+// The heap of backoff ends keeps no stale entry once no pod backs off.
+func TestQueueForgetsEndedBackoffs(t *testing.T) {
+	q := NewQueue()
+	for i := range 100 {
+		key := fmt.Sprintf("ns/p%d", i)
+		q.Unschedulable(key, t0)
+		if i%2 == 0 {
+			q.Drop(key)
+		} else {
+			q.Add(key)
+		}
+	}
+	if len(q.due) != 0 {
+		t.Fatalf("%d entries kept with no pod backing off", len(q.due))
+	}
+	popAll(q) // the pods queued again are decided
+	checkRetryDue(t, q, time.Minute, nil, -1)
 }
