@@ -260,6 +260,13 @@ func (s *schedulerActor) handle(ctx actor.Context, msg any) {
 		s.bound(ctx, msg)
 	case *schedRetry:
 		s.retryTimer = nil
+		// With no node no pod fits, and the first node to come retries every pod
+		// backing off (nodeIn sets s.changed): until then their backoffs wait for it
+		// rather than end in rounds certain to fail (thousands of pods created with no
+		// node would otherwise cost a round and an event offer each per backoff step).
+		if len(s.cache.Nodes()) == 0 {
+			break
+		}
 		if next := s.queue.RetryDue(s.env.now()); !next.IsZero() {
 			s.armRetry(ctx, next)
 		}

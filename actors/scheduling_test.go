@@ -39,6 +39,19 @@ func startSchedulingShards(t testing.TB, store *persistence.Store, policy []byte
 	return s
 }
 
+// startSchedulingClock starts a system whose scheduler bids itself (one shard) on
+// the given clock.
+func startSchedulingClock(t testing.TB, store *persistence.Store, clock Clock) *System {
+	t.Helper()
+	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
+		Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
 func create(t testing.TB, s *System, obj kruntime.Object) {
 	t.Helper()
 	var key persistence.Key
@@ -378,12 +391,7 @@ func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
 	const pods = 500
 	clock := newFakeClock()
 	store := openStore(t)
-	s, err := Start(Options{Store: store, Log: quietLog(), RequestTimeout: 10 * time.Second, Resources: testResources,
-		Scheduler: true, SchedulerShards: 1, SchedulerSeed: 1, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Stop)
+	s := startSchedulingClock(t, store, clock)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	watch, err := store.Watch(ctx, "events", "", store.Revision())
@@ -540,6 +548,39 @@ func TestSchedulerScheduledEvents(t *testing.T) {
 		})
 		if !slices.Equal(msgs, []string{"default-scheduler: Successfully assigned web to a"}) {
 			return fmt.Errorf("Scheduled events %q", msgs)
+		}
+		return nil
+	})
+}
+
+// TestSchedulerNoNodeWaitsForOne: with no node, a pod's backoff ending does not start
+// another round certain to fail; the first node to come retries it.
+func TestSchedulerNoNodeWaitsForOne(t *testing.T) {
+	clock := newFakeClock()
+	store := openStore(t)
+	s := startSchedulingClock(t, store, clock)
+	failed := func(pod string) func() error {
+		return func() error {
+			if len(failedScheduling(store, pod)) == 0 {
+				return fmt.Errorf("no FailedScheduling event for %s", pod)
+			}
+			return nil
+		}
+	}
+	create(t, s, st.NewPod("first").CPU("100m").Obj())
+	waitFor(t, "the first pod's failed round", failed("first"))
+	// Past several backoff steps: the retry is due (its timer fires now), and is
+	// handled before the second pod comes in, whose failed round is then the second.
+	clock.Advance(10 * time.Second)
+	create(t, s, st.NewPod("second").CPU("100m").Obj())
+	waitFor(t, "the second pod's failed round", failed("second"))
+	if got := s.Stats().Scheduler.Unschedulable; got != 2 {
+		t.Fatalf("%d failed rounds, want 2 (one per pod, no retry with no node)", got)
+	}
+	create(t, s, st.NewNode("n1").CPU("4").Obj())
+	waitFor(t, "both pods bound once a node came", func() error {
+		if a, b := boundTo(t, store, "first"), boundTo(t, store, "second"); a != "n1" || b != "n1" {
+			return fmt.Errorf("bound to %q and %q", a, b)
 		}
 		return nil
 	})

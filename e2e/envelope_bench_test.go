@@ -261,25 +261,11 @@ func profileHold(b *testing.B, url string, hold time.Duration) <-chan error {
 		return done
 	}
 	go func() {
-		done <- func() error {
-			resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", url, int(hold.Seconds())))
-			if err != nil {
-				return fmt.Errorf("profile the hold: %w", err)
-			}
-			defer resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				return fmt.Errorf("profile the hold: %s", resp.Status)
-			}
-			f, err := os.Create(path)
-			if err != nil {
-				return fmt.Errorf("profile the hold: %w", err)
-			}
-			if _, err := io.Copy(f, resp.Body); err != nil {
-				f.Close()
-				return fmt.Errorf("profile the hold: %w", err)
-			}
-			return f.Close()
-		}()
+		if err := saveProfile(url, path, int(hold.Seconds())); err != nil {
+			done <- fmt.Errorf("profile the hold: %w", err)
+			return
+		}
+		done <- nil
 	}()
 	return done
 }

@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -30,8 +31,28 @@ func TestDefaultPullAlways(t *testing.T) {
 		{"a//b", false},
 		{strings.Repeat("a", 64), false},
 	} {
-		if got := defaultPullAlways(tt.image); got != tt.always {
-			t.Errorf("defaultPullAlways(%q) = %v, want %v", tt.image, got, tt.always)
+		// The second answer comes from the memo: the same.
+		for _, round := range []string{"parsed", "remembered"} {
+			if got := defaultPullAlways(tt.image); got != tt.always {
+				t.Errorf("%s: defaultPullAlways(%q) = %v, want %v", round, tt.image, got, tt.always)
+			}
 		}
+	}
+}
+
+// The memo of pull policies stays bounded however many images come, and answers
+// alike after it starts again.
+func TestDefaultPullAlwaysMemoBounded(t *testing.T) {
+	for i := range 2*maxPullPolicies + 10 {
+		image := fmt.Sprintf("registry.local/app-%d:v%d", i, i%3)
+		if defaultPullAlways(image) {
+			t.Fatalf("defaultPullAlways(%q) = true, want false (a tag other than latest)", image)
+		}
+		if n := pullPolicies.len(); n > maxPullPolicies {
+			t.Fatalf("%d images remembered, want at most %d", n, maxPullPolicies)
+		}
+	}
+	if !defaultPullAlways("registry.local/app-1") {
+		t.Error("an untagged image after the memo started again: want Always")
 	}
 }

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"container/heap"
 	"maps"
 	"slices"
 	"time"
@@ -21,6 +22,41 @@ type Queue struct {
 	fifo    []string
 	pending map[string]*queued // queued or backing off
 	backoff map[string]*queued // the pending pods backing off
+	// due orders the backoffs by their end (then key), so that RetryDue looks only at
+	// the ones that ended. An entry whose pod left the backoff, or backed off again
+	// since, is stale: it is skipped when it comes to the top.
+	due retries
+}
+
+// retry is a backoff's end as it was when the pod backed off.
+type retry struct {
+	key string
+	at  time.Time
+}
+
+// retries is a min-heap of backoff ends (container/heap).
+type retries []retry
+
+func (h retries) Len() int { return len(h) }
+func (h retries) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].key < h[j].key
+}
+func (h retries) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *retries) Push(x any)   { *h = append(*h, x.(retry)) }
+func (h *retries) Pop() any {
+	old := *h
+	r := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return r
+}
+
+// stale tells whether a heap entry no longer stands for a backoff.
+func (q *Queue) stale(r retry) bool {
+	e := q.backoff[r.key]
+	return e == nil || !e.retryAt.Equal(r.at)
 }
 
 type queued struct {
@@ -42,7 +78,7 @@ func (q *Queue) Add(key string) {
 		e = &queued{}
 		q.pending[key] = e
 	}
-	delete(q.backoff, key)
+	q.endBackoff(key)
 	e.retryAt = time.Time{}
 	if !e.queued {
 		e.queued = true
@@ -66,7 +102,16 @@ func (q *Queue) Keys() []string { return slices.Sorted(maps.Keys(q.pending)) }
 // Drop forgets a pod: it was bound, deleted or is no longer ours to place.
 func (q *Queue) Drop(key string) {
 	delete(q.pending, key)
+	q.endBackoff(key)
+}
+
+// endBackoff takes a pod out of the backoff; when none is left, the heap's entries
+// are all stale and go with it.
+func (q *Queue) endBackoff(key string) {
 	delete(q.backoff, key)
+	if len(q.backoff) == 0 {
+		q.due = nil
+	}
 }
 
 // Pop takes the first queued pod to decide. The pod stays pending until it is dropped
@@ -98,6 +143,7 @@ func (q *Queue) Unschedulable(key string, now time.Time) (retryAt time.Time, att
 	delay := BackoffInitial << min(e.attempts-1, 6)
 	e.retryAt = now.Add(min(delay, BackoffMax))
 	q.backoff[key] = e
+	heap.Push(&q.due, retry{key: key, at: e.retryAt})
 	return e.retryAt, e.attempts
 }
 
@@ -107,18 +153,25 @@ func (q *Queue) RetryAll() {
 	for _, key := range slices.Sorted(maps.Keys(q.backoff)) {
 		q.Add(key)
 	}
+	q.due = nil // no backoff runs any more
 }
 
-// RetryDue queues the pods whose backoff ended by now and returns when the next
-// backoff ends, or the zero time when no pod backs off.
+// RetryDue queues the pods whose backoff ended by now, earliest end first, and
+// returns when the next backoff ends, or the zero time when no pod backs off. It
+// costs the number of backoffs that ended, not of those still running.
 func (q *Queue) RetryDue(now time.Time) (next time.Time) {
-	for _, key := range slices.Sorted(maps.Keys(q.backoff)) {
-		e := q.backoff[key]
-		if !e.retryAt.After(now) {
-			q.Add(key)
-		} else if next.IsZero() || e.retryAt.Before(next) {
-			next = e.retryAt
+	for len(q.due) > 0 {
+		top := q.due[0]
+		if q.stale(top) {
+			heap.Pop(&q.due)
+			continue
 		}
+		if top.at.After(now) {
+			return top.at
+		}
+		heap.Pop(&q.due)
+		q.Add(top.key)
 	}
-	return next
+	q.due = nil // every entry popped: let the array go
+	return time.Time{}
 }

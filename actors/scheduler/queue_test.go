@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -123,16 +124,70 @@ func TestQueueRetryDue(t *testing.T) {
 			q.Unschedulable("ns/a", t0) // due at 1s
 			q.Unschedulable("ns/b", t0) // 1s
 			q.Unschedulable("ns/b", t0) // 2s
-			next := q.RetryDue(t0.Add(tc.at))
-			if got := popAll(q); !slices.Equal(got, tc.popped) {
-				t.Errorf("queued %q, want %q", got, tc.popped)
-			}
-			switch {
-			case tc.wantNext < 0 && !next.IsZero():
-				t.Errorf("next %v, want none", next)
-			case tc.wantNext >= 0 && !next.Equal(t0.Add(tc.wantNext)):
-				t.Errorf("next %v, want t0+%v", next, tc.wantNext)
-			}
+			checkRetryDue(t, q, tc.at, tc.popped, tc.wantNext)
 		})
 	}
+}
+
+// A backoff that ended early (the pod was queued again, dropped, or backed off again
+// since) is not ended a second time when its old end comes.
+func TestQueueRetryDueSkipsEndedBackoffs(t *testing.T) {
+	tests := []struct {
+		name     string
+		change   func(q *Queue) // after ns/a and ns/b backed off once at t0 (both due at 1s)
+		at       time.Duration  // after t0
+		popped   []string
+		wantNext time.Duration // after t0; -1 for none
+	}{
+		{name: "unchanged", change: func(*Queue) {}, at: time.Second, popped: []string{"ns/a", "ns/b"}, wantNext: -1},
+		{name: "dropped", change: func(q *Queue) { q.Drop("ns/a") }, at: time.Second, popped: []string{"ns/b"}, wantNext: -1},
+		{name: "queued again and decided", change: func(q *Queue) { q.Add("ns/a"); q.Pop() }, at: time.Second, popped: []string{"ns/b"}, wantNext: -1},
+		{name: "backed off again", change: func(q *Queue) { q.Unschedulable("ns/a", t0) }, at: time.Second, popped: []string{"ns/b"}, wantNext: 2 * time.Second},
+		{name: "backed off again, later end due", change: func(q *Queue) { q.Unschedulable("ns/a", t0) }, at: 2 * time.Second, popped: []string{"ns/b", "ns/a"}, wantNext: -1},
+		{name: "all retried", change: func(q *Queue) { q.RetryAll(); popAll(q) }, at: time.Minute, wantNext: -1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := NewQueue()
+			q.Unschedulable("ns/b", t0)
+			q.Unschedulable("ns/a", t0)
+			tc.change(q)
+			checkRetryDue(t, q, tc.at, tc.popped, tc.wantNext)
+		})
+	}
+}
+
+// checkRetryDue runs RetryDue at t0+at and checks the pods it queued, in order, and
+// when it says the next backoff ends (after t0; -1 for none).
+func checkRetryDue(t *testing.T, q *Queue, at time.Duration, popped []string, wantNext time.Duration) {
+	t.Helper()
+	next := q.RetryDue(t0.Add(at))
+	if got := popAll(q); !slices.Equal(got, popped) {
+		t.Errorf("queued %q, want %q", got, popped)
+	}
+	switch {
+	case wantNext < 0 && !next.IsZero():
+		t.Errorf("next %v, want none", next)
+	case wantNext >= 0 && !next.Equal(t0.Add(wantNext)):
+		t.Errorf("next %v, want t0+%v", next, wantNext)
+	}
+}
+
+// The heap of backoff ends keeps no stale entry once no pod backs off.
+func TestQueueForgetsEndedBackoffs(t *testing.T) {
+	q := NewQueue()
+	for i := range 100 {
+		key := fmt.Sprintf("ns/p%d", i)
+		q.Unschedulable(key, t0)
+		if i%2 == 0 {
+			q.Drop(key)
+		} else {
+			q.Add(key)
+		}
+	}
+	if len(q.due) != 0 {
+		t.Fatalf("%d entries kept with no pod backing off", len(q.due))
+	}
+	popAll(q) // the pods queued again are decided
+	checkRetryDue(t, q, time.Minute, nil, -1)
 }
