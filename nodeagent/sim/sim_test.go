@@ -235,3 +235,92 @@ func (p stuckPods) UpdateStatus(ctx context.Context, pod *corev1.Pod, _ metav1.U
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
+
+// TestHeartbeatWriters: a quarter of the workers, or enough writers for every node
+// to post each period at beatLatency a heartbeat, whichever is more; never more
+// writers than nodes.
+func TestHeartbeatWriters(t *testing.T) {
+	tests := []struct {
+		name           string
+		nodes, workers int
+		period         time.Duration
+		want           int
+	}{
+		{name: "one node", nodes: 1, workers: 32, period: 10 * time.Second, want: 8},
+		{name: "100 nodes", nodes: 100, workers: 32, period: 10 * time.Second, want: 8},
+		{name: "1,000 nodes", nodes: 1000, workers: 32, period: 10 * time.Second, want: 50},
+		{name: "5,000 nodes", nodes: 5000, workers: 32, period: 10 * time.Second, want: 250},
+		{name: "5,000 nodes every second", nodes: 5000, workers: 32, period: time.Second, want: 2500},
+		{name: "more than one writer a node", nodes: 3, workers: 4, period: 100 * time.Millisecond, want: 3},
+		{name: "a rounded-up share", nodes: 21, workers: 4, period: 10 * time.Second, want: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := HeartbeatWriters(tt.nodes, tt.workers, tt.period); got != tt.want {
+				t.Errorf("HeartbeatWriters(%d, %d, %s) = %d, want %d", tt.nodes, tt.workers, tt.period, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestHeartbeatsThroughTheirOwnClient: with Config.Beats, node status goes through
+// that client, and none through the pods' client.
+func TestHeartbeatsThroughTheirOwnClient(t *testing.T) {
+	fakeCS := fake.NewClientset()
+	pods, beats := &countNodeStatus{Clientset: fakeCS}, &countNodeStatus{Clientset: fakeCS}
+	s, err := New(Config{
+		Nodes: 2, NamePrefix: "t", StatusFrequency: 50 * time.Millisecond, Workers: 4,
+		Capacity:       corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")},
+		KubeletVersion: "v1.0.0-kubeactor", Beats: apiclient.NewForClientset(beats),
+	}, apiclient.NewForClientset(pods), logrus.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := s.Run(ctx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	defer func() { cancel(); wg.Wait() }()
+	eventually(t, "heartbeats", func() error {
+		if n := beats.n.Load(); n < 4 {
+			return fmt.Errorf("%d node status writes through the heartbeats' client, want 4", n)
+		}
+		return nil
+	})
+	if n := pods.n.Load(); n != 0 {
+		t.Errorf("%d node status writes through the pods' client", n)
+	}
+}
+
+// countNodeStatus is a clientset that counts node status writes; everything is the
+// fake's.
+type countNodeStatus struct {
+	*fake.Clientset
+	n atomic.Int64
+}
+
+func (c *countNodeStatus) CoreV1() typedcorev1.CoreV1Interface {
+	return countCore{CoreV1Interface: c.Clientset.CoreV1(), c: c}
+}
+
+type countCore struct {
+	typedcorev1.CoreV1Interface
+	c *countNodeStatus
+}
+
+func (s countCore) Nodes() typedcorev1.NodeInterface {
+	return countNodes{NodeInterface: s.CoreV1Interface.Nodes(), c: s.c}
+}
+
+type countNodes struct {
+	typedcorev1.NodeInterface
+	c *countNodeStatus
+}
+
+func (n countNodes) UpdateStatus(ctx context.Context, node *corev1.Node, opts metav1.UpdateOptions) (*corev1.Node, error) {
+	n.c.n.Add(1)
+	return n.NodeInterface.UpdateStatus(ctx, node, opts)
+}
