@@ -51,8 +51,8 @@ type env struct {
 	// idleAfter is Options.IdleAfter with its default (0: never): how long the actor
 	// of an on-demand kind's object lives without a request.
 	idleAfter time.Duration
-	sched      *schedulerConfig // nil: no scheduler (scheduling.go)
-	admission  admission.Chain  // Options.Admission (admit.go)
+	sched     *schedulerConfig // nil: no scheduler (scheduling.go)
+	admission admission.Chain  // Options.Admission (admit.go)
 	// requestTimeout bounds a quota charge's wait (quotas.go); quotaSyncPeriod is
 	// Options.ResourceQuotaSyncPeriod.
 	requestTimeout  time.Duration
