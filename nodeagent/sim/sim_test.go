@@ -31,16 +31,20 @@ func eventually(t *testing.T, what string, check func() error) {
 
 // runSim runs two nodes named t-0 and t-1 of maxPods pods each, with 4 writers,
 // against cs until stop is called or the test ends.
-func runSim(t *testing.T, cs kubernetes.Interface, heartbeat time.Duration, maxPods string) (s *Simulator, stop func()) {
+func runSim(t *testing.T, cs kubernetes.Interface, heartbeat time.Duration, maxPods string, beats ...kubernetes.Interface) (s *Simulator, stop func()) {
 	t.Helper()
-	s, err := New(Config{
+	cfg := Config{
 		Nodes: 2, NamePrefix: "t", StatusFrequency: heartbeat, Workers: 4,
 		Capacity: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"),
 			corev1.ResourcePods: resource.MustParse(maxPods),
 		},
 		KubeletVersion: "v1.0.0-kubeactor",
-	}, apiclient.NewForClientset(cs), logrus.New())
+	}
+	for _, b := range beats { // the heartbeats' own client (Config.Beats)
+		cfg.Beats = apiclient.NewForClientset(b)
+	}
+	s, err := New(cfg, apiclient.NewForClientset(cs), logrus.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +177,7 @@ func TestSimulatorLifecycle(t *testing.T) {
 // all stuck, so heartbeats queued behind pod work would stop.
 func TestHeartbeatsDuringPodBacklog(t *testing.T) {
 	fakeCS := fake.NewClientset()
-	cs := &stuckPodStatus{Clientset: fakeCS}
+	cs := &stuckPodStatus{Clientset: fakeCS, stuckPods: true}
 	ctx := context.Background()
 	s, _ := runSim(t, cs, 100*time.Millisecond, "110") // its stop frees the stuck writes
 	for i := range 10 {                                // more pods than writers
@@ -205,11 +209,14 @@ func TestHeartbeatsDuringPodBacklog(t *testing.T) {
 }
 
 // stuckPodStatus is a clientset whose pod status writes never return until their
-// context ends; everything else is the fake's. (The fake's own reactors run under
-// its lock, so a reactor that blocks would block every call.)
+// context ends (when stuckPods is set) and which counts node status writes;
+// everything else is the fake's. (The fake's own reactors run under its lock, so a
+// reactor that blocks would block every call.)
 type stuckPodStatus struct {
 	*fake.Clientset
-	stuck atomic.Int64
+	stuckPods  bool
+	stuck      atomic.Int64 // pod status writes blocked
+	nodeStatus atomic.Int64 // node status writes
 }
 
 func (c *stuckPodStatus) CoreV1() typedcorev1.CoreV1Interface {
@@ -225,12 +232,29 @@ func (s stuckCore) Pods(ns string) typedcorev1.PodInterface {
 	return stuckPods{PodInterface: s.CoreV1Interface.Pods(ns), c: s.c}
 }
 
+func (s stuckCore) Nodes() typedcorev1.NodeInterface {
+	return countedNodes{NodeInterface: s.CoreV1Interface.Nodes(), c: s.c}
+}
+
+type countedNodes struct {
+	typedcorev1.NodeInterface
+	c *stuckPodStatus
+}
+
+func (n countedNodes) UpdateStatus(ctx context.Context, node *corev1.Node, opts metav1.UpdateOptions) (*corev1.Node, error) {
+	n.c.nodeStatus.Add(1)
+	return n.NodeInterface.UpdateStatus(ctx, node, opts)
+}
+
 type stuckPods struct {
 	typedcorev1.PodInterface
 	c *stuckPodStatus
 }
 
-func (p stuckPods) UpdateStatus(ctx context.Context, pod *corev1.Pod, _ metav1.UpdateOptions) (*corev1.Pod, error) {
+func (p stuckPods) UpdateStatus(ctx context.Context, pod *corev1.Pod, opts metav1.UpdateOptions) (*corev1.Pod, error) {
+	if !p.c.stuckPods {
+		return p.PodInterface.UpdateStatus(ctx, pod, opts)
+	}
 	p.c.stuck.Add(1)
 	<-ctx.Done()
 	return nil, ctx.Err()
@@ -267,60 +291,15 @@ func TestHeartbeatWriters(t *testing.T) {
 // that client, and none through the pods' client.
 func TestHeartbeatsThroughTheirOwnClient(t *testing.T) {
 	fakeCS := fake.NewClientset()
-	pods, beats := &countNodeStatus{Clientset: fakeCS}, &countNodeStatus{Clientset: fakeCS}
-	s, err := New(Config{
-		Nodes: 2, NamePrefix: "t", StatusFrequency: 50 * time.Millisecond, Workers: 4,
-		Capacity:       corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")},
-		KubeletVersion: "v1.0.0-kubeactor", Beats: apiclient.NewForClientset(beats),
-	}, apiclient.NewForClientset(pods), logrus.New())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := s.Run(ctx); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	defer func() { cancel(); wg.Wait() }()
+	pods, beats := &stuckPodStatus{Clientset: fakeCS}, &stuckPodStatus{Clientset: fakeCS}
+	runSim(t, pods, 50*time.Millisecond, "110", beats)
 	eventually(t, "heartbeats", func() error {
-		if n := beats.n.Load(); n < 4 {
+		if n := beats.nodeStatus.Load(); n < 4 {
 			return fmt.Errorf("%d node status writes through the heartbeats' client, want 4", n)
 		}
 		return nil
 	})
-	if n := pods.n.Load(); n != 0 {
+	if n := pods.nodeStatus.Load(); n != 0 {
 		t.Errorf("%d node status writes through the pods' client", n)
 	}
-}
-
-// countNodeStatus is a clientset that counts node status writes; everything is the
-// fake's.
-type countNodeStatus struct {
-	*fake.Clientset
-	n atomic.Int64
-}
-
-func (c *countNodeStatus) CoreV1() typedcorev1.CoreV1Interface {
-	return countCore{CoreV1Interface: c.Clientset.CoreV1(), c: c}
-}
-
-type countCore struct {
-	typedcorev1.CoreV1Interface
-	c *countNodeStatus
-}
-
-func (s countCore) Nodes() typedcorev1.NodeInterface {
-	return countNodes{NodeInterface: s.CoreV1Interface.Nodes(), c: s.c}
-}
-
-type countNodes struct {
-	typedcorev1.NodeInterface
-	c *countNodeStatus
-}
-
-func (n countNodes) UpdateStatus(ctx context.Context, node *corev1.Node, opts metav1.UpdateOptions) (*corev1.Node, error) {
-	n.c.n.Add(1)
-	return n.NodeInterface.UpdateStatus(ctx, node, opts)
 }
