@@ -89,10 +89,18 @@ type Options struct {
 	// Cluster makes the system one member of a replicated control plane
 	// (cluster.go); nil: a system of one.
 	Cluster *ClusterOptions
+	// IdleAfter stops the actor of an object of an on-demand kind (controllers.go)
+	// once no request came to it for this long (between once and twice this), as a
+	// restart would not have spawned it: 0 means DefaultIdleAfter, a negative value
+	// never stops one.
+	IdleAfter time.Duration
 }
 
 // DefaultSyncPacing is Options.SyncPacing's default.
 const DefaultSyncPacing = 8
+
+// DefaultIdleAfter is Options.IdleAfter's default.
+const DefaultIdleAfter = time.Minute
 
 // DeleteOptions mirror metav1.DeleteOptions as the actors need them.
 type DeleteOptions struct {
@@ -172,6 +180,7 @@ func Start(opts Options) (*System, error) {
 		eventTTL:   opts.EventTTL,
 		tracer:     opts.Tracer,
 		syncPacing: opts.SyncPacing,
+		idleAfter:  idleAfter(opts.IdleAfter),
 		sched:      sched,
 		admission:  opts.Admission,
 		// the quotas' charges (quotas.go)
@@ -414,4 +423,15 @@ func (s *System) Healthy(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// idleAfter is Options.IdleAfter with its default: 0 for never.
+func idleAfter(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return DefaultIdleAfter
+	case d < 0:
+		return 0
+	}
+	return d
 }

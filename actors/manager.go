@@ -32,6 +32,11 @@ import (
 //     loads its object from the store (or, for a create, knows it is absent).
 //   - A child that dies unexpectedly (its supervisor gave up) is forgotten; the next
 //     request spawns a new one that reloads from the store.
+//   - An on-demand kind's manager sweeps its children every idleAfter: a child
+//     routed nothing since the last sweep is asked (idleCheck) whether it could stop,
+//     and one that needs no actor (no deadline, no timer, no answer awaited) reports
+//     childIdle{handled} as a child without an object does, with the same outcome.
+//     The next request spawns a new one, as after a restart.
 type manager struct {
 	env      *env
 	resource string
@@ -42,6 +47,7 @@ type manager struct {
 	gen      uint64
 	stopping bool       // children are being stopped with the manager: not unexpected
 	ext      managerExt // the kind's own part, or nil (see managerext.go)
+	sweep    Timer      // the next idle sweep (on-demand kinds), or nil
 	stats    *kindStats // the manager's own (stats.go)
 	objStats *kindStats // its object actors'
 }
@@ -61,6 +67,7 @@ type objKey struct{ namespace, name string }
 type childRef struct {
 	pid    *actor.PID
 	routed uint64
+	swept  uint64 // routed at the last idle sweep
 }
 
 func newManager(e *env, resource string) *manager {
@@ -83,6 +90,10 @@ func (m *manager) Receive(ctx actor.Context) {
 	switch msg := ctx.Message().(type) {
 	case *actor.Started:
 		m.load(ctx)
+		m.armSweep(ctx)
+	case *idleSweep:
+		m.sweepIdle(ctx)
+		m.armSweep(ctx)
 	case routed:
 		m.route(ctx, msg)
 	case *childIdle:
@@ -96,8 +107,10 @@ func (m *manager) Receive(ctx actor.Context) {
 	case *actor.Restarting:
 		m.stopping = true
 		m.stats.restarted()
+		m.stopSweep()
 	case *actor.Stopping:
 		m.stopping = true
+		m.stopSweep()
 	case *actor.Terminated:
 		if k, ok := m.byID[msg.Who.Id]; ok && !m.stopping {
 			m.env.log.WithFields(logrus.Fields{"kind": m.resource, "namespace": k.namespace, "name": k.name}).
@@ -261,5 +274,33 @@ func (m *manager) forget(k objKey, c *childRef) {
 	}
 	if m.ext != nil {
 		m.ext.forget(m, k)
+	}
+}
+
+// armSweep schedules the next idle sweep of an on-demand kind's children.
+func (m *manager) armSweep(ctx actor.Context) {
+	if !m.onDemand || m.env.idleAfter <= 0 {
+		return
+	}
+	self, root := ctx.Self(), m.env.root
+	m.sweep = m.env.clock.AfterFunc(m.env.idleAfter, func() { root.Send(self, &idleSweep{}) })
+}
+
+func (m *manager) stopSweep() {
+	if m.sweep != nil {
+		m.sweep.Stop()
+		m.sweep = nil
+	}
+}
+
+// sweepIdle asks every child routed nothing since the last sweep whether it could
+// stop (idleCheck): one that can answers childIdle, and Receive stops it if nothing
+// was routed to it meanwhile.
+func (m *manager) sweepIdle(ctx actor.Context) {
+	for _, c := range m.children {
+		if c.routed == c.swept {
+			ctx.Send(c.pid, &idleCheck{})
+		}
+		c.swept = c.routed
 	}
 }

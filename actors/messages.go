@@ -133,6 +133,13 @@ type childIdle struct {
 	handled uint64
 }
 
+// idleSweep is a manager's timer: time to look for idle children (manager.go).
+type idleSweep struct{}
+
+// idleCheck asks an object's actor of an on-demand kind, routed nothing since the
+// manager's last sweep, to report childIdle if it needs no actor (object.go idle).
+type idleCheck struct{}
+
 // graceTick asks an object's actor to look again at its grace period.
 type graceTick struct{}
 

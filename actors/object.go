@@ -84,6 +84,8 @@ func (a *objectActor) Receive(ctx actor.Context) {
 			a.report(ctx)
 			a.settle(ctx)
 		}
+	case *idleCheck:
+		a.idle(ctx)
 	case *actor.Restarting:
 		a.cell.restarts++
 		a.cell.stats.restarted()
@@ -442,6 +444,22 @@ func (a *objectActor) settle(ctx actor.Context) {
 	} else {
 		a.stopTimer()
 	}
+}
+
+// idle answers the manager's idleCheck: an actor whose object needs none of its own
+// (needsActor) reports childIdle, as one without an object does, when nothing is
+// going on in it: no sync queued, no answer awaited, no timer armed. The manager
+// then stops it unless a request was routed to it meanwhile.
+func (a *objectActor) idle(ctx actor.Context) {
+	if a.obj == nil || needsActor(a.obj) || a.syncQueued || a.outstanding > 0 ||
+		a.cell.timer != nil || a.cell.requeue != nil || a.cell.overdue != nil || a.cell.paced != nil {
+		return
+	}
+	ctx.Send(ctx.Parent(), &childIdle{
+		key:     objKey{a.cell.key.Namespace, a.cell.key.Name},
+		pid:     ctx.Self(),
+		handled: a.cell.handled,
+	})
 }
 
 // schedule sends msg to the actor itself after d, replacing any pending timer.

@@ -185,6 +185,52 @@ func TestActorsOnDemand(t *testing.T) {
 			},
 		},
 		{
+			name: "idle actors stop",
+			act: func(t *testing.T, s *System, clock *fakeClock) error {
+				for _, name := range []string{"p5", "p6"} {
+					probe(t, s, podKey("ns", name)) // spawned by a request
+				}
+				// p8 terminating: its grace period needs its actor (dying's ends before
+				// the first sweep).
+				if _, _, err := s.Delete(ctx, podKey("ns", "p8"), DeleteOptions{GracePeriodSeconds: ptr(int64(600))}); err != nil {
+					return err
+				}
+				sweep := func() {
+					clock.Advance(DefaultIdleAfter)
+					children(t, s, "pods") // after the sweep, in the manager's mailbox
+				}
+				sweep()                         // p5, p6 and p8 were just asked for
+				probe(t, s, podKey("ns", "p6")) // asked again meanwhile: it stays a sweep longer
+				eventually(t, 5*time.Second, "pod actors after one sweep", func() bool {
+					return slices.Equal(children(t, s, "pods"), []objKey{{"ns", "p5"}, {"ns", "p6"}, {"ns", "p8"}})
+				})
+				sweep() // p5 idle for a whole sweep
+				return nil
+			},
+			spawned: []string{"p6", "p8"},
+		},
+		{
+			name: "a stopped idle actor serves again",
+			act: func(t *testing.T, s *System, clock *fakeClock) error {
+				probe(t, s, podKey("ns", "p7"))
+				for range 2 {
+					clock.Advance(DefaultIdleAfter)
+					children(t, s, "pods") // after the sweep, in the manager's mailbox
+				}
+				eventually(t, 5*time.Second, "p7's actor stopped", func() bool {
+					return !slices.Contains(children(t, s, "pods"), objKey{"ns", "p7"})
+				})
+				_, err := s.Update(ctx, podKey("ns", "p7"), newPod("ns", "p7").node("n1").image("redis").obj(), command.Preconditions{})
+				return err
+			},
+			check: func(t *testing.T, st *persistence.Store) {
+				if it, err := st.Get(podKey("ns", "p7")); err != nil || it.Object.(*corev1.Pod).Spec.Containers[0].Image != "redis" {
+					t.Fatalf("update after the idle stop not stored: %v", err)
+				}
+			},
+			spawned: []string{"p7"}, // dying's grace ended meanwhile
+		},
+		{
 			name: "resync of a pod without an actor",
 			act: func(_ *testing.T, s *System, _ *fakeClock) error {
 				s.system.Root.Send(s.env.managers["pods"], &resyncRequest{envelope: envelope{key: podKey("ns", "p4")}})

@@ -48,8 +48,11 @@ type env struct {
 	// syncPacing is Options.SyncPacing: a feed-triggered sync waits this many times
 	// the last sync's cost (0: no pacing).
 	syncPacing int
-	sched      *schedulerConfig // nil: no scheduler (scheduling.go)
-	admission  admission.Chain  // Options.Admission (admit.go)
+	// idleAfter is Options.IdleAfter with its default (0: never): how long the actor
+	// of an on-demand kind's object lives without a request.
+	idleAfter time.Duration
+	sched     *schedulerConfig // nil: no scheduler (scheduling.go)
+	admission admission.Chain  // Options.Admission (admit.go)
 	// requestTimeout bounds a quota charge's wait (quotas.go); quotaSyncPeriod is
 	// Options.ResourceQuotaSyncPeriod.
 	requestTimeout  time.Duration

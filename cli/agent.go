@@ -226,6 +226,20 @@ func simulate(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
+	// The heartbeats' own client: every kubelet posts its status apart, so they do
+	// not queue behind the pods' status writes for the shared rate limit. They are
+	// paced by their period, not by a limit.
+	writers := sim.HeartbeatWriters(c.Simulate, c.Workers, c.NodeStatusUpdateFrequency)
+	beats, err := apiclient.New(apiclient.Options{
+		Server:     c.APIServer(),
+		Kubeconfig: c.Kubeconfig,
+		QPS:        -1,
+		MaxConns:   writers,
+		UserAgent:  "kubeactor-agent/" + Version,
+	})
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
 	m := metrics.New()
 	// The simulator's own server on --port: the nodes' /stats/summary (each node at
 	// its loopback InternalIP) and healthz. A port already taken is a warning: the
@@ -248,6 +262,7 @@ func simulate(ctx context.Context, c config.Agent, log *logrus.Logger) error {
 		StatsEvery:      c.StatsInterval,
 		Metrics:         m,
 		DaemonPort:      daemonPort,
+		Beats:           beats,
 	}, client, log)
 	if err != nil {
 		return fmt.Errorf("simulator: %w", err)

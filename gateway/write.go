@@ -255,6 +255,9 @@ func (s *Server) update(c echo.Context, rq *request) error {
 		rq.res.Default(obj)
 	}
 	stored, err := s.guaranteedUpdate(c.Request().Context(), rq, modeOf(rq), dry, func(*persistence.Item) (runtime.Object, int64, error) {
+		if pre != 0 {
+			return obj, pre, nil // a conditional update is tried once: no retry needs the body again
+		}
 		return obj.DeepCopyObject(), pre, nil
 	})
 	if err != nil {

@@ -413,7 +413,7 @@ func (s *Store) objectsAt(rev int64, q *request) []runtime.Object {
 	evs := v.events[lo:hi]
 	ok := len(evs) == len(q.cmds)
 	for i := 0; ok && i < len(evs); i++ {
-		ok = evs[i].Item.Key == q.cmds[i].Key
+		ok = evs[i].Item.Key == q.cmds[i].Key && (evs[i].Type == Deleted || evs[i].Item.Object != nil) // not lean (shedEncodings)
 	}
 	if ok {
 		for i, ev := range evs {

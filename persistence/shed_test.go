@@ -2,13 +2,18 @@ package persistence
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
+
+	"github.com/cockroachdb/pebble/vfs"
 )
 
 // TestShedEncodings: in the change log, a version that a later change superseded
-// (an update or a deletion) more than half a window ago keeps its decoded object but
-// not its encodings, current versions keep theirs, and a watcher that far behind gets
-// every event with the JSON it would have got at the time.
+// (an update or a deletion) more than half a window ago keeps its stored JSON alone
+// (no decoded object, no protobuf), current versions keep everything, and a watcher
+// that far behind gets every event decoded again, with the JSON it would have got at
+// the time.
 func TestShedEncodings(t *testing.T) {
 	const window = 64
 	s := openMem(t, nil, window)
@@ -52,41 +57,113 @@ func TestShedEncodings(t *testing.T) {
 	v := s.changes.Load()
 	s.mu.RLock()
 	line := s.shedRev
+	var shed, kept, current int
+	for _, ev := range v.events { // the log itself: lean items hold their JSON only
+		it := ev.Item
+		superseded := s.latest[it.Key] != it
+		wantShed := superseded && it.Revision <= line
+		if gotShed := it.Object == nil; gotShed != wantShed {
+			t.Errorf("revision %d (%s %s, superseded %v): lean %v, want %v", it.Revision, ev.Type, it.Key.Name, superseded, gotShed, wantShed)
+		}
+		if wantShed && it.alt != nil {
+			t.Errorf("revision %d: lean, but keeps its protobuf", it.Revision)
+		}
+		switch {
+		case wantShed:
+			shed++
+		case it.Revision <= line:
+			current++
+		default:
+			kept++
+		}
+	}
 	s.mu.RUnlock()
 	old, err := s.Watch(ctx, "pods", "", v.compactRev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var shed, kept, current int
 	for seen := 0; seen < len(v.events); {
-		evs, err := old.Next(ctx)
+		evs, err := old.Next(ctx) // decodes the lean items again
 		if err != nil {
 			t.Fatal(err)
 		}
 		seen += len(evs)
 		for _, ev := range evs {
 			it := ev.Item
-			s.mu.RLock()
-			superseded := s.latest[it.Key] != it
-			s.mu.RUnlock()
-			wantShed := superseded && it.Revision <= line
-			if gotShed := it.json == nil; gotShed != wantShed {
-				t.Errorf("revision %d (%s %s, superseded %v): shed %v, want %v", it.Revision, ev.Type, it.Key.Name, superseded, gotShed, wantShed)
-			}
-			switch {
-			case wantShed:
-				shed++
-			case it.Revision <= line:
-				current++
-			default:
-				kept++
+			if it.Object == nil {
+				t.Fatalf("revision %d: watched without its object", it.Revision)
 			}
 			if got := string(it.JSON()); got != sent[it.Revision] {
 				t.Errorf("revision %d: JSON\n%s\nwant\n%s", it.Revision, got, sent[it.Revision])
+			}
+			if got, err := marshalJSON(it.Object); err != nil || string(got) != sent[it.Revision] {
+				t.Errorf("revision %d: the object watched encodes as\n%s (%v)\nwant\n%s", it.Revision, got, err, sent[it.Revision])
+			}
+			if it.uid == "" {
+				t.Errorf("revision %d: watched without its uid", it.Revision)
 			}
 		}
 	}
 	if shed == 0 || kept == 0 || current == 0 {
 		t.Errorf("shed %d, kept %d (newer half), current in the older half %d: want some of each", shed, kept, current)
+	}
+}
+
+// TestReopenKeepsOldVersionsLean: after a restart the change log's older versions
+// are loaded as their JSON alone, and a watch from before them still gets every
+// event, decoded, with the bytes it had before the restart.
+func TestReopenKeepsOldVersionsLean(t *testing.T) {
+	fs := vfs.NewMem()
+	s := openMem(t, fs, 0)
+	for _, c := range []Command{
+		create("ns", "a"), create("ns", "b"),
+		update("ns", "a", 0, "nginx:1"), update("ns", "a", 0, "nginx:2"),
+		del("ns", "b"), create("ns", "b"),
+	} {
+		if _, _, err := s.Apply(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(s *Store) []string {
+		t.Helper()
+		w, err := s.Watch(ctx, "pods", "", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, err := w.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, ev := range evs {
+			js, err := marshalJSON(ev.Item.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%s %d %s | %s", ev.Type, ev.Item.Revision, ev.Item.JSON(), js))
+		}
+		return out
+	}
+	before := read(s)
+	closeStore(t, s)
+
+	s = openMem(t, fs, 0)
+	defer closeStore(t, s)
+	lean := 0
+	for _, ev := range s.changes.Load().events {
+		switch current := s.latest[ev.Item.Key] == ev.Item; {
+		case current && ev.Item.Object == nil:
+			t.Errorf("revision %d: current, but not decoded", ev.Item.Revision)
+		case !current && ev.Item.Object != nil:
+			t.Errorf("revision %d: superseded, but decoded at load", ev.Item.Revision)
+		case !current:
+			lean++
+		}
+	}
+	if lean != 4 { // a's first two versions, b's first and its deletion
+		t.Errorf("%d lean versions after the restart, want 4", lean)
+	}
+	if after := read(s); !slices.Equal(after, before) {
+		t.Errorf("watched after the restart:\n%s\nbefore:\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
 	}
 }

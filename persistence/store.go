@@ -378,9 +378,9 @@ func (s *Store) load() error {
 			events = append(events, Event{Type: t, Item: cur})
 			return nil
 		}
-		it := &Item{Key: key, Revision: erev, json: js}
-		dec.add(it)
-		events = append(events, Event{Type: t, Item: it})
+		// An older version stays lean, its JSON alone, as shedEncodings leaves one:
+		// a watcher from that far back decodes it when it reads it (revive).
+		events = append(events, Event{Type: t, Item: &Item{Key: key, Revision: erev, json: js}})
 		return nil
 	})
 	if derr := dec.wait(); err != nil || derr != nil {

@@ -3,7 +3,6 @@ package persistence
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 )
 
@@ -41,7 +40,11 @@ func (s *Store) advanceLog(events []Event, compact int64, shut bool) {
 		// A published view's array is never changed, so compacting or shedding
 		// works on a copy: once every compactStep revisions, like compaction.
 		n := int(next.after(compact) - next.firstSeq)
-		next.events = slices.Clone(next.events[n:]) // the dropped items can go once no reader holds cur
+		// The dropped items can go once no reader holds cur. The copy has room for the
+		// appends until the next one: a copy of its exact length would be copied
+		// again, twice as large, by the very next append.
+		kept := next.events[n:]
+		next.events = append(make([]Event, 0, len(kept)+int(s.compactStep)+len(events)), kept...)
 		next.firstSeq += int64(n)
 		next.compactRev = max(compact, next.compactRev)
 		s.shedEncodings(next, s.shedRev, shedTo)
@@ -52,25 +55,43 @@ func (s *Store) advanceLog(events []Event, compact int64, shut bool) {
 }
 
 // shedEncodings replaces, in v's own copy of the events, each item with a revision
-// in (from, to] that a later change superseded by a lean copy: the same decoded
-// object without its encodings (the stored JSON and the protobuf made for watchers),
-// which JSON and Encoded make again, once, if a watcher that far behind reads it.
-// Called with the half-window line (the revision half a window before the last)
-// where it was last time and where it is now, so an event passes through here once,
-// half a window after it was written: the watchers that keep up have sent it long
-// before, and the log then holds each old version of an object once (its decoded
-// form) rather than up to three times. Items still current (s.latest) are left
-// alone: lists and Get serve their JSON; one superseded only later keeps its
-// encodings until it is compacted away.
+// in (from, to] that a later change superseded by a lean copy: its stored JSON alone,
+// without the decoded object or the protobuf made for watchers. A reader of the log
+// that far behind gets the object decoded again from that JSON (revive: what a
+// restarted server would have decoded), once per read. Called with the half-window
+// line (the revision half a window before the last) where it was last time and where
+// it is now, so an event passes through here once, half a window after it was
+// written: the watchers and feeds that keep up have read it long before, and the log
+// then holds each old version of an object as its JSON only (a byte slice the
+// collector need not scan) rather than up to three times, the decoded form the
+// largest. Items still current (s.latest) are left alone: lists, Get and the
+// controllers read them; one superseded only later keeps all it has until it is
+// compacted away.
 func (s *Store) shedEncodings(v *logView, from, to int64) {
+	if s.newObject == nil {
+		return // nothing could decode a lean item again
+	}
 	lo, hi := int(v.after(from)-v.firstSeq), int(v.after(to)-v.firstSeq)
 	for i := lo; i < hi; i++ {
 		it := v.events[i].Item
 		if it.Object == nil || s.latest[it.Key] == it {
-			continue // nothing to make the encodings again from, or still current
+			continue // lean already, or still current
 		}
-		v.events[i].Item = &Item{Key: it.Key, Revision: it.Revision, Object: it.Object, uid: it.uid}
+		js := it.JSON()
+		if js == nil {
+			continue // no encoding to decode from: keep the object
+		}
+		v.events[i].Item = &Item{Key: it.Key, Revision: it.Revision, uid: it.uid, json: js}
 	}
+}
+
+// revive returns it with its Object: it itself, or, for a lean item of the change log
+// (shedEncodings, load), a new item decoded from its JSON.
+func (s *Store) revive(it *Item) (*Item, error) {
+	if it.Object != nil || it.json == nil {
+		return it, nil
+	}
+	return decodeItem(it.Key, it.Revision, it.json, s.newObject)
 }
 
 // Watcher delivers the events of one resource after a revision.
@@ -122,6 +143,13 @@ func (w *Watcher) Next(ctx context.Context) ([]Event, error) {
 			}
 		}
 		w.cursor = next
+		for i := range out {
+			it, err := w.s.revive(out[i].Item)
+			if err != nil {
+				return nil, fmt.Errorf("watch %s: %w", w.resource, err)
+			}
+			out[i].Item = it
+		}
 		if len(out) > 0 {
 			return out, nil
 		}

@@ -121,7 +121,7 @@ func (c *Controller) Deleted(fx control.Effects, last runtime.Object) {
 	if !ok {
 		return
 	}
-	deps := DependentsToDelete(rc, pods(fx, rc.Namespace), metav1.DeletePropagationBackground)
+	deps := DependentsToDelete(rc, pods(fx, rc), metav1.DeletePropagationBackground)
 	for _, name := range deps.Delete {
 		fx.Delete(podRef(rc.Namespace, name), true)
 	}
@@ -269,7 +269,7 @@ func (c *Controller) Sync(fx control.Effects) {
 		return
 	}
 	seen := fx.Changed("pods") // before the read: a change during it makes the next sync look again
-	all := pods(fx, rc.Namespace)
+	all := pods(fx, rc)
 	c.settled = false
 	if rc.DeletionTimestamp != nil {
 		c.finish(fx, rc, all)
@@ -409,11 +409,13 @@ func podRef(ns, name string) control.Ref {
 	return control.Ref{Resource: "pods", Namespace: ns, Name: name}
 }
 
-// pods returns the pods stored in namespace ns.
-func pods(fx control.Effects, ns string) []*corev1.Pod {
+// pods returns the pods stored in rc's namespace that are Relevant to rc (in the
+// store's order): a sync reads no other, and the namespace may hold tens of
+// thousands of other RCs' pods.
+func pods(fx control.Effects, rc *corev1.ReplicationController) []*corev1.Pod {
 	var out []*corev1.Pod
-	fx.Each("pods", ns, func(obj runtime.Object) bool {
-		if p, ok := obj.(*corev1.Pod); ok {
+	fx.Each("pods", rc.Namespace, func(obj runtime.Object) bool {
+		if p, ok := obj.(*corev1.Pod); ok && Relevant(rc, p) {
 			out = append(out, p)
 		}
 		return true

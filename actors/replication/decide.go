@@ -56,8 +56,9 @@ type PodPatch struct {
 }
 
 // Decide is one level-based sync of rc. pods are the pods the actor knows in rc's
-// namespace (others are ignored); exp are the expectations left by earlier plans;
-// suffix names new pods. It keeps spec.replicas active pods matching the selector.
+// namespace (others are ignored), or only those that are Relevant to rc: Decide
+// reads no other; exp are the expectations left by earlier plans; suffix names new
+// pods. It keeps spec.replicas active pods matching the selector.
 func Decide(rc *corev1.ReplicationController, pods []*corev1.Pod, exp Expectations, suffix Suffix, now time.Time) Plan {
 	sel := labels.ValidatedSetSelector(rc.Spec.Selector) // validated by the API: a plain map match
 	deleting := rc.DeletionTimestamp != nil
@@ -67,8 +68,11 @@ func Decide(rc *corev1.ReplicationController, pods []*corev1.Pod, exp Expectatio
 		if p.Namespace != rc.Namespace {
 			continue
 		}
-		matches := len(rc.Spec.Selector) > 0 && sel.Matches(labels.Set(p.Labels))
 		ref := metav1.GetControllerOfNoCopy(p)
+		if ref != nil && ref.UID != rc.UID || ref == nil && (deleting || p.DeletionTimestamp != nil) {
+			continue // another controller's, or an orphan this RC may not adopt: selector or not
+		}
+		matches := len(rc.Spec.Selector) > 0 && sel.Matches(labels.Set(p.Labels))
 		switch {
 		case ref != nil && ref.UID == rc.UID && matches:
 			owned = append(owned, p)
@@ -109,6 +113,21 @@ func Decide(rc *corev1.ReplicationController, pods []*corev1.Pod, exp Expectatio
 		plan.Requeue = earliest(plan.Requeue, plan.Expectations.Expiry())
 	}
 	return plan
+}
+
+// Relevant reports whether Decide, DependentsToDelete, NewSlots or
+// Expectations.ObserveState can read p for rc: a pod that one of its
+// ownerReferences ties to rc, an orphan (no controller: rc may adopt it), or a pod
+// named like rc's own (its name is taken). An RC's actor lists only these, and so
+// skips the selector match of the other controllers' pods of a large namespace.
+func Relevant(rc *corev1.ReplicationController, p *corev1.Pod) bool {
+	if p.Namespace != rc.Namespace {
+		return false
+	}
+	if ownedBy(p, rc) || metav1.GetControllerOfNoCopy(p) == nil {
+		return true
+	}
+	return len(p.Name) > len(rc.Name) && p.Name[len(rc.Name)] == '-' && strings.HasPrefix(p.Name, rc.Name)
 }
 
 // Settled reports whether plan leaves the RC settled: it writes nothing (no pod to

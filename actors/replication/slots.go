@@ -81,9 +81,9 @@ type Slots struct {
 
 // NewSlots starts handing out slots of rc at cursor.
 func NewSlots(rc *corev1.ReplicationController, pods []*corev1.Pod, exp Expectations, cursor int) *Slots {
-	s := &Slots{uid: rc.UID, prefix: rc.Name + "-", next: cursor, taken: make(map[string]bool, len(pods)+len(exp.Creates))}
+	s := &Slots{uid: rc.UID, prefix: rc.Name + "-", next: cursor, taken: make(map[string]bool)}
 	for _, p := range pods {
-		if p.Namespace == rc.Namespace {
+		if p.Namespace == rc.Namespace && strings.HasPrefix(p.Name, s.prefix) { // no other name can be taken
 			s.taken[p.Name] = true
 		}
 	}

@@ -34,6 +34,11 @@ type Config struct {
 	// DaemonPort is the port of the simulator's server (StatsHandler) the nodes
 	// report; 0 when it serves none.
 	DaemonPort int32
+	// Beats is the client of the heartbeats, nil for the pods' own. Each kubelet
+	// posts its status through a client (and a rate limit) of its own; behind one
+	// limit shared with the pods' status writes, 5,000 nodes' heartbeats (500 a
+	// second) fall behind during a build and the nodes go NotReady.
+	Beats *apiclient.Client
 }
 
 // Stats counts what a simulator did since it started.
@@ -182,7 +187,8 @@ func (s *Simulator) Run(ctx context.Context) error {
 		s.log.WithFields(statsFields(s.Stats())).Info("stopped")
 		return nil
 	}
-	beaters, podWorkers := splitWorkers(s.cfg.Workers)
+	_, podWorkers := splitWorkers(s.cfg.Workers)
+	beaters := HeartbeatWriters(len(s.nodes), s.cfg.Workers, s.cfg.StatusFrequency)
 	for range podWorkers {
 		wg.Go(func() { s.work(ctx) })
 	}
@@ -193,7 +199,8 @@ func (s *Simulator) Run(ctx context.Context) error {
 	if s.cfg.StatsEvery > 0 {
 		wg.Go(func() { s.statsLoop(ctx) })
 	}
-	s.log.WithFields(logrus.Fields{"nodes": len(s.nodes), "status-frequency": s.cfg.StatusFrequency, "workers": s.cfg.Workers}).Info("simulating")
+	s.log.WithFields(logrus.Fields{"nodes": len(s.nodes), "status-frequency": s.cfg.StatusFrequency, "workers": s.cfg.Workers,
+		"heartbeat-writers": beaters}).Info("simulating")
 
 	<-ctx.Done()
 	s.queue.ShutDown()
@@ -320,6 +327,25 @@ func splitWorkers(workers int) (beaters, pods int) {
 	return beaters, max(workers-beaters, 1)
 }
 
+// beatLatency is the heartbeat round trip the heartbeat writers are sized for: with
+// HeartbeatWriters writers, heartbeats keep to their period as long as the server
+// answers them within this on average.
+const beatLatency = 500 * time.Millisecond
+
+// HeartbeatWriters is how many concurrent heartbeat writers a simulator of nodes nodes
+// with workers writers runs: a quarter of the workers, or enough for every node to
+// post its status each period while a heartbeat takes beatLatency, whichever is
+// more. Eight writers at 5,000 nodes every 10 s (500 a second) would need the server
+// to answer each in 16 ms, which a server busy with a build of 150,000 pods does not.
+func HeartbeatWriters(nodes, workers int, period time.Duration) int {
+	beaters, _ := splitWorkers(workers)
+	if period <= 0 {
+		return beaters
+	}
+	need := (int64(nodes)*int64(beatLatency) + int64(period) - 1) / int64(period)
+	return max(beaters, int(min(need, int64(nodes))))
+}
+
 // work syncs pods until the queue shuts down; a failed sync is retried with backoff.
 func (s *Simulator) work(ctx context.Context) {
 	for {
@@ -361,7 +387,11 @@ func (s *Simulator) heartbeat(ctx context.Context, n *node) error {
 	n.mu.Lock()
 	obj := n.obj
 	n.mu.Unlock()
-	updated, err := s.client.UpdateNodeStatus(ctx, obj, func(cur *corev1.Node) corev1.NodeStatus {
+	client := s.client
+	if s.cfg.Beats != nil {
+		client = s.cfg.Beats
+	}
+	updated, err := client.UpdateNodeStatus(ctx, obj, func(cur *corev1.Node) corev1.NodeStatus {
 		return nodestatus.Status(cur.Status, n.info, time.Now())
 	})
 	if apierrors.IsNotFound(err) {

@@ -31,16 +31,20 @@ func eventually(t *testing.T, what string, check func() error) {
 
 // runSim runs two nodes named t-0 and t-1 of maxPods pods each, with 4 writers,
 // against cs until stop is called or the test ends.
-func runSim(t *testing.T, cs kubernetes.Interface, heartbeat time.Duration, maxPods string) (s *Simulator, stop func()) {
+func runSim(t *testing.T, cs kubernetes.Interface, heartbeat time.Duration, maxPods string, beats ...kubernetes.Interface) (s *Simulator, stop func()) {
 	t.Helper()
-	s, err := New(Config{
+	cfg := Config{
 		Nodes: 2, NamePrefix: "t", StatusFrequency: heartbeat, Workers: 4,
 		Capacity: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("16Gi"),
 			corev1.ResourcePods: resource.MustParse(maxPods),
 		},
 		KubeletVersion: "v1.0.0-kubeactor",
-	}, apiclient.NewForClientset(cs), logrus.New())
+	}
+	for _, b := range beats { // the heartbeats' own client (Config.Beats)
+		cfg.Beats = apiclient.NewForClientset(b)
+	}
+	s, err := New(cfg, apiclient.NewForClientset(cs), logrus.New())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +177,7 @@ func TestSimulatorLifecycle(t *testing.T) {
 // all stuck, so heartbeats queued behind pod work would stop.
 func TestHeartbeatsDuringPodBacklog(t *testing.T) {
 	fakeCS := fake.NewClientset()
-	cs := &stuckPodStatus{Clientset: fakeCS}
+	cs := &stuckPodStatus{Clientset: fakeCS, stuckPods: true}
 	ctx := context.Background()
 	s, _ := runSim(t, cs, 100*time.Millisecond, "110") // its stop frees the stuck writes
 	for i := range 10 {                                // more pods than writers
@@ -205,11 +209,14 @@ func TestHeartbeatsDuringPodBacklog(t *testing.T) {
 }
 
 // stuckPodStatus is a clientset whose pod status writes never return until their
-// context ends; everything else is the fake's. (The fake's own reactors run under
-// its lock, so a reactor that blocks would block every call.)
+// context ends (when stuckPods is set) and which counts node status writes;
+// everything else is the fake's. (The fake's own reactors run under its lock, so a
+// reactor that blocks would block every call.)
 type stuckPodStatus struct {
 	*fake.Clientset
-	stuck atomic.Int64
+	stuckPods  bool
+	stuck      atomic.Int64 // pod status writes blocked
+	nodeStatus atomic.Int64 // node status writes
 }
 
 func (c *stuckPodStatus) CoreV1() typedcorev1.CoreV1Interface {
@@ -225,13 +232,74 @@ func (s stuckCore) Pods(ns string) typedcorev1.PodInterface {
 	return stuckPods{PodInterface: s.CoreV1Interface.Pods(ns), c: s.c}
 }
 
+func (s stuckCore) Nodes() typedcorev1.NodeInterface {
+	return countedNodes{NodeInterface: s.CoreV1Interface.Nodes(), c: s.c}
+}
+
+type countedNodes struct {
+	typedcorev1.NodeInterface
+	c *stuckPodStatus
+}
+
+func (n countedNodes) UpdateStatus(ctx context.Context, node *corev1.Node, opts metav1.UpdateOptions) (*corev1.Node, error) {
+	n.c.nodeStatus.Add(1)
+	return n.NodeInterface.UpdateStatus(ctx, node, opts)
+}
+
 type stuckPods struct {
 	typedcorev1.PodInterface
 	c *stuckPodStatus
 }
 
-func (p stuckPods) UpdateStatus(ctx context.Context, pod *corev1.Pod, _ metav1.UpdateOptions) (*corev1.Pod, error) {
+func (p stuckPods) UpdateStatus(ctx context.Context, pod *corev1.Pod, opts metav1.UpdateOptions) (*corev1.Pod, error) {
+	if !p.c.stuckPods {
+		return p.PodInterface.UpdateStatus(ctx, pod, opts)
+	}
 	p.c.stuck.Add(1)
 	<-ctx.Done()
 	return nil, ctx.Err()
+}
+
+// TestHeartbeatWriters: a quarter of the workers, or enough writers for every node
+// to post each period at beatLatency a heartbeat, whichever is more; never more
+// writers than nodes.
+func TestHeartbeatWriters(t *testing.T) {
+	tests := []struct {
+		name           string
+		nodes, workers int
+		period         time.Duration
+		want           int
+	}{
+		{name: "one node", nodes: 1, workers: 32, period: 10 * time.Second, want: 8},
+		{name: "100 nodes", nodes: 100, workers: 32, period: 10 * time.Second, want: 8},
+		{name: "1,000 nodes", nodes: 1000, workers: 32, period: 10 * time.Second, want: 50},
+		{name: "5,000 nodes", nodes: 5000, workers: 32, period: 10 * time.Second, want: 250},
+		{name: "5,000 nodes every second", nodes: 5000, workers: 32, period: time.Second, want: 2500},
+		{name: "more than one writer a node", nodes: 3, workers: 4, period: 100 * time.Millisecond, want: 3},
+		{name: "a rounded-up share", nodes: 21, workers: 4, period: 10 * time.Second, want: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := HeartbeatWriters(tt.nodes, tt.workers, tt.period); got != tt.want {
+				t.Errorf("HeartbeatWriters(%d, %d, %s) = %d, want %d", tt.nodes, tt.workers, tt.period, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestHeartbeatsThroughTheirOwnClient: with Config.Beats, node status goes through
+// that client, and none through the pods' client.
+func TestHeartbeatsThroughTheirOwnClient(t *testing.T) {
+	fakeCS := fake.NewClientset()
+	pods, beats := &stuckPodStatus{Clientset: fakeCS}, &stuckPodStatus{Clientset: fakeCS}
+	runSim(t, pods, 50*time.Millisecond, "110", beats)
+	eventually(t, "heartbeats", func() error {
+		if n := beats.nodeStatus.Load(); n < 4 {
+			return fmt.Errorf("%d node status writes through the heartbeats' client, want 4", n)
+		}
+		return nil
+	})
+	if n := pods.nodeStatus.Load(); n != 0 {
+		t.Errorf("%d node status writes through the pods' client", n)
+	}
 }
