@@ -100,8 +100,9 @@ type Server struct {
 	authn *authn.Union
 	authz authz.Authorizer
 
-	metrics *serverMetrics  // metrics.go
-	tracer  *tracing.Tracer // tracing.go
+	metrics     *serverMetrics  // metrics.go
+	tracer      *tracing.Tracer // tracing.go
+	protoEvents protoEvents     // watch.go
 
 	policy    scheduler.Policy // explain.go
 	nodeTimes node.Config      // explain.go

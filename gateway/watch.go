@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -91,11 +92,42 @@ func encodeProtobuf(obj runtime.Object) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// event writes one event with the item's cached encoding: its stored JSON, or its
-// protobuf made once for every protobuf watcher.
+// protoEvents holds the protobuf encodings of the latest watch events, so that the
+// protobuf watchers of one event share one encode: a slot per revision modulo its
+// size, taken by whichever event was encoded last. Watchers that keep up find the
+// event they send there; one far behind, or a watch's first list of current
+// objects, encodes again. Bounded on purpose: an encoding kept with every stored
+// object would hold the protobuf of every current pod for as long as it lives (about
+// 200 MB of 150,000 pods, for one watcher's sake).
+type protoEvents struct {
+	slots [4096]atomic.Pointer[protoEvent]
+}
+
+type protoEvent struct {
+	key  persistence.Key
+	rev  int64
+	data []byte
+}
+
+// encoded returns the protobuf of it's object, nil when it cannot be encoded.
+func (c *protoEvents) encoded(it *persistence.Item) []byte {
+	slot := &c.slots[uint64(it.Revision)%uint64(len(c.slots))]
+	if e := slot.Load(); e != nil && e.rev == it.Revision && e.key == it.Key {
+		return e.data
+	}
+	data, err := encodeProtobuf(it.Object)
+	if err != nil {
+		return nil
+	}
+	slot.Store(&protoEvent{key: it.Key, rev: it.Revision, data: data})
+	return data
+}
+
+// event writes one event with the item's shared encoding: its stored JSON, or its
+// protobuf made once for the protobuf watchers that keep up (protoEvents).
 func (ws *watchStream) event(typ string, it *persistence.Item) error {
 	if ws.proto {
-		data := it.Encoded(encodeProtobuf)
+		data := ws.s.protoEvents.encoded(it)
 		if data == nil {
 			return fmt.Errorf("encode %s as protobuf", it.Key)
 		}

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubeactor/kubeactor/persistence"
 )
 
 // nextEvent reads the next event of w or fails after a deadline.
@@ -355,5 +357,47 @@ func TestWatchProtobufStream(t *testing.T) {
 	}
 	if want := "ADDED a " + a.ResourceVersion; strings.Join(got, ",") != want {
 		t.Fatalf("events %v, want %s", got, want)
+	}
+}
+
+// TestProtoEvents: the protobuf watchers of one event share one encoding, which
+// decodes to the event's object; an event that took the slot of another (a
+// revision 4,096 later, or another key at the same revision) is encoded afresh.
+func TestProtoEvents(t *testing.T) {
+	item := func(name string, rev int64) *persistence.Item {
+		return &persistence.Item{Key: persistence.Key{Resource: "pods", Namespace: "ns", Name: name}, Revision: rev,
+			Object: &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: fmt.Sprint(rev)}}}
+	}
+	var c protoEvents
+	tests := []struct {
+		name   string
+		it     *persistence.Item
+		shared bool // the same bytes as the last encode of "a" at revision 7
+	}{
+		{name: "first encode", it: item("a", 7)},
+		{name: "the same event again", it: item("a", 7), shared: true},
+		{name: "another key, same revision", it: item("b", 7)},
+		{name: "a revision in the same slot", it: item("a", 7+int64(len(c.slots)))},
+		{name: "the first event, evicted", it: item("a", 7)},
+		{name: "and shared again", it: item("a", 7), shared: true},
+	}
+	var last []byte
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := c.encoded(tt.it)
+			obj, _, err := protobufInfo.Serializer.Decode(data, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p := obj.(*corev1.Pod); p.Name != tt.it.Key.Name || p.ResourceVersion != fmt.Sprint(tt.it.Revision) {
+				t.Fatalf("decoded %s at %s, want %s at %d", p.Name, p.ResourceVersion, tt.it.Key.Name, tt.it.Revision)
+			}
+			if shared := last != nil && &data[0] == &last[0]; shared != tt.shared {
+				t.Fatalf("shared the last encoding: %v, want %v", shared, tt.shared)
+			}
+			if tt.it.Key.Name == "a" && tt.it.Revision == 7 {
+				last = data
+			}
+		})
 	}
 }

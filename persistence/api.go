@@ -73,22 +73,6 @@ type Item struct {
 	uid  types.UID
 	once sync.Once
 	json []byte // the stored encoding; set by the store, or lazily by JSON
-
-	altOnce sync.Once
-	alt     []byte // a second encoding, made once by Encoded
-}
-
-// Encoded returns enc(Object), computed once for the item and shared by every caller
-// after: one watch event in another encoding (protobuf) costs one encode however many
-// watchers send it. Every caller must pass the same encoder. An encoder's error gives
-// nil, every time. The returned slice is shared and must not be modified.
-func (it *Item) Encoded(enc func(runtime.Object) ([]byte, error)) []byte {
-	it.altOnce.Do(func() {
-		if it.Object != nil {
-			it.alt, _ = enc(it.Object)
-		}
-	})
-	return it.alt
 }
 
 // JSON returns the object's JSON encoding (with resourceVersion), computed once.

@@ -49,6 +49,7 @@ type Store struct {
 	claims      func(string, kruntime.Object) []string
 	window      int64
 	compactStep int64
+	shedAge     int64 // revisions after which a superseded version is shed (shedEncodings)
 	log         logrus.FieldLogger
 
 	queue   chan *request
@@ -129,6 +130,7 @@ func Open(opts Options) (*Store, error) {
 		claimOverlay: make(map[string]claimHolder),
 		window:       window,
 		compactStep:  max(1, window/64),
+		shedAge:      max(1, window/shedFraction),
 		log:          log,
 		queue:        make(chan *request, 4096),
 		stopped:      make(chan struct{}),

@@ -13,7 +13,6 @@ import (
 	"github.com/cockroachdb/pebble/vfs"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubeactor/kubeactor/persistence/command"
 )
@@ -307,40 +306,5 @@ func TestCloseCommitsQueuedWrites(t *testing.T) {
 	defer closeStore(t, s)
 	if got := s.Snapshot("pods").Len(); got != len(acked) || s.Revision() != int64(len(acked)) {
 		t.Fatalf("after reopen %d pods at revision %d, %d acknowledged", got, s.Revision(), len(acked))
-	}
-}
-
-// TestItemEncodedOnce: an item's second encoding is made once and shared; an
-// encoder's error gives nil.
-func TestItemEncodedOnce(t *testing.T) {
-	tests := []struct {
-		name  string
-		err   error
-		want  string
-		calls int
-	}{
-		{name: "encoded once", want: "Pod/a", calls: 1},
-		{name: "error gives nil", err: errors.New("no"), want: "", calls: 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			it := &Item{Object: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a"}}}
-			calls := 0
-			enc := func(obj runtime.Object) ([]byte, error) {
-				calls++
-				if tt.err != nil {
-					return nil, tt.err
-				}
-				return []byte("Pod/" + obj.(*corev1.Pod).Name), nil
-			}
-			for range 3 {
-				if got := string(it.Encoded(enc)); got != tt.want {
-					t.Fatalf("Encoded = %q, want %q", got, tt.want)
-				}
-			}
-			if calls != tt.calls {
-				t.Fatalf("encoder called %d times, want %d", calls, tt.calls)
-			}
-		})
 	}
 }

@@ -35,7 +35,7 @@ func (s *Store) advanceLog(events []Event, compact int64, shut bool) {
 	cur := s.changes.Load()
 	next := &logView{events: append(cur.events, events...), firstSeq: cur.firstSeq,
 		compactRev: cur.compactRev, notify: make(chan struct{}), shut: shut}
-	shedTo := s.rev.Load() - s.window/2
+	shedTo := s.rev.Load() - s.shedAge
 	if compact > next.compactRev || shedTo-s.shedRev >= s.compactStep {
 		// A published view's array is never changed, so compacting or shedding
 		// works on a copy: once every compactStep revisions, like compaction.
@@ -47,26 +47,31 @@ func (s *Store) advanceLog(events []Event, compact int64, shut bool) {
 		next.events = append(make([]Event, 0, len(kept)+int(s.compactStep)+len(events)), kept...)
 		next.firstSeq += int64(n)
 		next.compactRev = max(compact, next.compactRev)
-		s.shedEncodings(next, s.shedRev, shedTo)
+		s.shedEncodings(next, next.compactRev, shedTo)
 		s.shedRev = max(s.shedRev, shedTo)
 	}
 	s.changes.Store(next)
 	close(cur.notify)
 }
 
+// shedFraction: a superseded version is shed window/shedFraction revisions after it
+// was written. Half a window kept 140 MB of decoded heartbeats (node versions) live
+// at 5,000 nodes.
+const shedFraction = 8
+
 // shedEncodings replaces, in v's own copy of the events, each item with a revision
 // in (from, to] that a later change superseded by a lean copy: its stored JSON alone,
-// without the decoded object or the protobuf made for watchers. A reader of the log
+// without the decoded object. A reader of the log
 // that far behind gets the object decoded again from that JSON (revive: what a
-// restarted server would have decoded), once per read. Called with the half-window
-// line (the revision half a window before the last) where it was last time and where
-// it is now, so an event passes through here once, half a window after it was
-// written: the watchers and feeds that keep up have read it long before, and the log
-// then holds each old version of an object as its JSON only (a byte slice the
-// collector need not scan) rather than up to three times, the decoded form the
-// largest. Items still current (s.latest) are left alone: lists, Get and the
-// controllers read them; one superseded only later keeps all it has until it is
-// compacted away.
+// restarted server would have decoded), once per read. Called, every compactStep
+// revisions, with the whole log up to the shed line (the revision shedAge before the
+// last: an eighth of the window, 12,500 revisions by default, 25 s of 5,000 nodes'
+// heartbeats, a few seconds of a busy build), so a version is shed at the first
+// call after it is both that old and superseded: the watchers and feeds that keep up
+// have read it long before, and the log then holds each old version of an object as
+// its JSON only (a byte slice the collector need not scan). Items still current
+// (s.latest) are left alone: lists, Get and the controllers read them. An item lean
+// already costs a nil check; one still current, a map lookup.
 func (s *Store) shedEncodings(v *logView, from, to int64) {
 	if s.newObject == nil {
 		return // nothing could decode a lean item again
