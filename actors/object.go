@@ -28,6 +28,10 @@ type cell struct {
 	restarts int
 	trace    string            // trace of the last request, for logs and writes the actor makes on its own
 	span     trace.SpanContext // span of the last message handled (tracing.go): the parent of its writes
+	// objKey is the tracing.ObjectKey value of key, and spanOp and spanName the
+	// operation and name of the last request span, made once (tracing.go).
+	objKey           string
+	spanOp, spanName string
 	timer    Timer             // the grace period's end (Options.Clock)
 	requeue  Timer             // a controller's next sync without an event (Options.Clock)
 	// overdue fires when answers awaited from another member's actors have not come
@@ -62,6 +66,10 @@ type objectActor struct {
 
 	span             trace.Span // the message's span, when traced (tracing.go)
 	creates, deletes int        // requests a sync made (the sync's span)
+	// syncFrom is the parent of the span of the sync being handled, until the sync
+	// acts and its span starts (syncSpan, at syncStart); invalid otherwise.
+	syncFrom  trace.SpanContext
+	syncStart time.Time
 
 	timing *persistence.ApplyTiming // asked of the store for a traced apply (tracing.go)
 }

@@ -100,8 +100,9 @@ type Server struct {
 	authn *authn.Union
 	authz authz.Authorizer
 
-	metrics *serverMetrics  // metrics.go
-	tracer  *tracing.Tracer // tracing.go
+	metrics   *serverMetrics  // metrics.go
+	tracer    *tracing.Tracer // tracing.go
+	spanNames spanNames       // the request spans' names (tracing.go)
 
 	policy    scheduler.Policy // explain.go
 	nodeTimes node.Config      // explain.go
@@ -381,7 +382,7 @@ func (s *Server) traceAndLog(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
-		endRequest(sp, c.Response().Status)
+		endRequest(sp, req, c.Response().Status)
 		if logsDebug(s.log) {
 			s.log.WithFields(logrus.Fields{
 				"method": req.Method, "path": req.URL.Path, "query": req.URL.RawQuery,
