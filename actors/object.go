@@ -32,8 +32,8 @@ type cell struct {
 	// operation and name of the last request span, made once (tracing.go).
 	objKey           string
 	spanOp, spanName string
-	timer    Timer             // the grace period's end (Options.Clock)
-	requeue  Timer             // a controller's next sync without an event (Options.Clock)
+	timer            Timer // the grace period's end (Options.Clock)
+	requeue          Timer // a controller's next sync without an event (Options.Clock)
 	// overdue fires when answers awaited from another member's actors have not come
 	// for a request timeout (cluster.go: a message to a member that went away can be
 	// lost without a dead letter); answered counts the answers, to tell.
