@@ -102,6 +102,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.stopTimer()
 		if a.cell.requeue != nil {
 			a.cell.requeue.Stop()
+			a.cell.requeue = nil // a later incarnation arms its own (syncAt)
 		}
 		if a.cell.overdue != nil {
 			a.cell.overdue.Stop()
@@ -478,14 +479,23 @@ func (a *objectActor) schedule(ctx actor.Context, d time.Duration, msg interface
 }
 
 // syncAt makes the actor sync again at t (a controller's requeue), replacing any
-// earlier requeue.
+// earlier requeue. A timer that can be reset (the real clock's) is reset, not
+// replaced: a node's controller moves its requeue on every heartbeat.
 func (a *objectActor) syncAt(ctx actor.Context, t time.Time) {
+	d := max(t.Sub(a.env.now()), 0)
+	if r, ok := a.cell.requeue.(resetter); ok {
+		r.Reset(d) // it sends to this actor, as when it was armed
+		return
+	}
 	if a.cell.requeue != nil {
 		a.cell.requeue.Stop()
 	}
 	self, root := ctx.Self(), a.env.root
-	a.cell.requeue = a.env.clock.AfterFunc(max(t.Sub(a.env.now()), 0), func() { root.Send(self, &syncNow{}) })
+	a.cell.requeue = a.env.clock.AfterFunc(d, func() { root.Send(self, &syncNow{}) })
 }
+
+// resetter is a Timer that can be armed again (*time.Timer).
+type resetter interface{ Reset(d time.Duration) bool }
 
 func (a *objectActor) stopTimer() {
 	if a.cell.timer != nil {
