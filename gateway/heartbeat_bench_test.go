@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,7 +31,8 @@ import (
 // as it does by default: tracing every request, the scheduler and the node
 // controller on, the store on disk. B/op and allocs/op are the whole process's per heartbeat (the
 // client's encoding and decoding included): HTTP, admission, the node's actor, the
-// store's commit, the change log and the feeds.
+// store's commit, the change log and the feeds; cpu-µs/op is the process's CPU time
+// (user and system) per heartbeat, the writers' included.
 func BenchmarkHeartbeats(b *testing.B) {
 	nodes := benchEnv(b, "BENCH_HEARTBEAT_NODES", 1000)
 	pods := benchEnv(b, "BENCH_HEARTBEAT_PODS", 10000)
@@ -71,7 +73,7 @@ func BenchmarkHeartbeats(b *testing.B) {
 	var wg sync.WaitGroup
 	b.ReportAllocs()
 	b.ResetTimer()
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), processCPU(b)
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
 		go func(w int) {
@@ -95,9 +97,20 @@ func BenchmarkHeartbeats(b *testing.B) {
 		}(w)
 	}
 	wg.Wait()
-	elapsed := time.Since(t0)
+	elapsed, cpu := time.Since(t0), processCPU(b)-cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "heartbeats/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
+// processCPU is the CPU time the process has used (user and system, all threads:
+// the server's and the writers').
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // bindPods stores n pods bound round-robin to the nodes of infos, directly.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/labstack/echo/v4"
@@ -110,11 +111,7 @@ func writeObject(c echo.Context, code int, obj runtime.Object) error {
 	setKind(obj)
 	switch negotiate(c.Request().Header.Get(echo.HeaderAccept)) {
 	case outProtobuf:
-		var buf bytes.Buffer
-		if err := protobufInfo.Serializer.Encode(obj, &buf); err != nil {
-			return fmt.Errorf("encode protobuf response: %w", err)
-		}
-		return c.Blob(code, mediaProtobuf, buf.Bytes())
+		return writeProtobuf(c, code, obj)
 	case outYAML:
 		var buf bytes.Buffer
 		if err := yamlInfo.Serializer.Encode(obj, &buf); err != nil {
@@ -124,6 +121,43 @@ func writeObject(c echo.Context, code int, obj runtime.Object) error {
 	default:
 		return writeJSON(c, code, obj)
 	}
+}
+
+// protobufBuffers are the buffers of protobuf responses (writeProtobuf): the
+// encoder's allocator and the encoded response, reused from one response to the next.
+var protobufBuffers = sync.Pool{New: func() any { return &protobufBuffer{} }}
+
+type protobufBuffer struct {
+	alloc runtime.Allocator
+	out   bytes.Buffer
+}
+
+// maxPooledResponse bounds the buffers kept for the next response: a large list's
+// are left to the garbage collector.
+const maxPooledResponse = 64 << 10
+
+// writeProtobuf answers obj in protobuf. It encodes into reused buffers, then
+// writes: an object that cannot be encoded is still answered with an error status.
+func writeProtobuf(c echo.Context, code int, obj runtime.Object) error {
+	enc, ok := protobufInfo.Serializer.(runtime.EncoderWithAllocator)
+	if !ok {
+		var buf bytes.Buffer
+		if err := protobufInfo.Serializer.Encode(obj, &buf); err != nil {
+			return fmt.Errorf("encode protobuf response: %w", err)
+		}
+		return c.Blob(code, mediaProtobuf, buf.Bytes())
+	}
+	b := protobufBuffers.Get().(*protobufBuffer)
+	defer func() {
+		if b.out.Cap() <= maxPooledResponse {
+			b.out.Reset()
+			protobufBuffers.Put(b)
+		}
+	}()
+	if err := enc.EncodeWithAllocator(obj, &b.out, &b.alloc); err != nil {
+		return fmt.Errorf("encode protobuf response: %w", err)
+	}
+	return c.Blob(code, mediaProtobuf, b.out.Bytes())
 }
 
 // readBody reads the whole request body, refusing more than max bytes with 413.

@@ -372,13 +372,14 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 func (s *Server) traceAndLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		req, sp := s.startRequest(c) // tracing.go
+		req := c.Request()
+		ctx, sp := s.startRequest(c) // tracing.go
 		id := traceID(req.Header)
 		if sp != nil {
 			id = sp.SpanContext().TraceID().String()
 		}
 		c.Response().Header().Set("Audit-Id", id)
-		c.SetRequest(req.WithContext(actors.WithUser(actors.WithTrace(req.Context(), id), admission.Anonymous)))
+		c.SetRequest(req.WithContext(actors.WithUser(actors.WithTrace(ctx, id), admission.Anonymous)))
 		if err := next(c); err != nil {
 			c.Error(err)
 		}

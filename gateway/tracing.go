@@ -51,24 +51,23 @@ const (
 // maxSpansBody bounds the body of a POST to SpansPath.
 const maxSpansBody = 4 << 20
 
-// startRequest starts the span of request c; the returned request carries it.
-// It returns a nil span when tracing is off.
-func (s *Server) startRequest(c echo.Context) (*http.Request, trace.Span) {
-	if s.tracer == nil {
-		return c.Request(), nil
-	}
+// startRequest starts the span of request c: it returns the request's context
+// carrying it, and the span, nil when tracing is off.
+func (s *Server) startRequest(c echo.Context) (context.Context, trace.Span) {
 	req := c.Request()
+	if s.tracer == nil {
+		return req.Context(), nil
+	}
 	if p := req.URL.Path; p == SpansPath || strings.HasPrefix(p, LastWritePath+"/") {
-		return req, nil // the agents' tracing plumbing is not traced itself
+		return req.Context(), nil // the agents' tracing plumbing is not traced itself
 	}
 	ctx := tracing.Propagator.Extract(req.Context(), propagation.HeaderCarrier(req.Header))
 	ctx, sp := s.tracer.Start(ctx, s.spanNames.of(req.Method, c.Path(), req.URL.Path), trace.WithSpanKind(trace.SpanKindServer))
 	tracing.Propagator.Inject(ctx, propagation.HeaderCarrier(c.Response().Header()))
-	return req.WithContext(ctx), sp
+	return ctx, sp
 }
 
-// endRequest ends the span of request req (the request startRequest returned),
-// with its attributes set in one call.
+// endRequest ends the span of request req, with its attributes set in one call.
 func endRequest(sp trace.Span, req *http.Request, status int) {
 	if sp == nil {
 		return
