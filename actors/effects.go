@@ -146,10 +146,12 @@ func (fx *effects) SyncAt(t time.Time)      { fx.actor().syncAt(fx.ctx, t) }
 func (fx *effects) Pace(cost time.Duration) { fx.actor().paceFor(cost) }
 
 func (fx *effects) Record(involved runtime.Object, eventType, reason, message string) {
+	fx.actor().syncSpan()
 	fx.actor().record(fx.ctx, involved, eventType, reason, message)
 }
 
 func (fx *effects) Note(key string, value int) {
+	fx.actor().syncSpan()
 	if sp := fx.actor().span; sp != nil && sp.IsRecording() {
 		sp.SetAttributes(attribute.Int(key, value))
 	}
@@ -194,6 +196,7 @@ func (fx *effects) Contents(ns string) ([]control.Ref, bool) {
 }
 
 func (fx *effects) Tell(name string, msg any) {
+	fx.actor().syncSpan()
 	if _, ok := singletonRoles[name]; !ok {
 		fx.env.log.WithFields(logrus.Fields{"actor": name, "message": fmt.Sprintf("%T", msg)}).Warn("no such actor")
 		return

@@ -28,8 +28,12 @@ type cell struct {
 	restarts int
 	trace    string            // trace of the last request, for logs and writes the actor makes on its own
 	span     trace.SpanContext // span of the last message handled (tracing.go): the parent of its writes
-	timer    Timer             // the grace period's end (Options.Clock)
-	requeue  Timer             // a controller's next sync without an event (Options.Clock)
+	// objKey is the tracing.ObjectKey value of key, and spanOp and spanName the
+	// operation and name of the last request span, made once (tracing.go).
+	objKey           string
+	spanOp, spanName string
+	timer            Timer // the grace period's end (Options.Clock)
+	requeue          Timer // a controller's next sync without an event (Options.Clock)
 	// overdue fires when answers awaited from another member's actors have not come
 	// for a request timeout (cluster.go: a message to a member that went away can be
 	// lost without a dead letter); answered counts the answers, to tell.
@@ -62,6 +66,10 @@ type objectActor struct {
 
 	span             trace.Span // the message's span, when traced (tracing.go)
 	creates, deletes int        // requests a sync made (the sync's span)
+	// syncFrom is the parent of the span of the sync being handled, until the sync
+	// acts and its span starts (syncSpan, at syncStart); invalid otherwise.
+	syncFrom  trace.SpanContext
+	syncStart time.Time
 
 	timing *persistence.ApplyTiming // asked of the store for a traced apply (tracing.go)
 }
@@ -94,6 +102,7 @@ func (a *objectActor) Receive(ctx actor.Context) {
 		a.stopTimer()
 		if a.cell.requeue != nil {
 			a.cell.requeue.Stop()
+			a.cell.requeue = nil // a later incarnation arms its own (syncAt)
 		}
 		if a.cell.overdue != nil {
 			a.cell.overdue.Stop()
@@ -470,14 +479,23 @@ func (a *objectActor) schedule(ctx actor.Context, d time.Duration, msg interface
 }
 
 // syncAt makes the actor sync again at t (a controller's requeue), replacing any
-// earlier requeue.
+// earlier requeue. A timer that can be reset (the real clock's) is reset, not
+// replaced: a node's controller moves its requeue on every heartbeat.
 func (a *objectActor) syncAt(ctx actor.Context, t time.Time) {
+	d := max(t.Sub(a.env.now()), 0)
+	if r, ok := a.cell.requeue.(resetter); ok {
+		r.Reset(d) // it sends to this actor, as when it was armed
+		return
+	}
 	if a.cell.requeue != nil {
 		a.cell.requeue.Stop()
 	}
 	self, root := ctx.Self(), a.env.root
-	a.cell.requeue = a.env.clock.AfterFunc(max(t.Sub(a.env.now()), 0), func() { root.Send(self, &syncNow{}) })
+	a.cell.requeue = a.env.clock.AfterFunc(d, func() { root.Send(self, &syncNow{}) })
 }
+
+// resetter is a Timer that can be armed again (*time.Timer).
+type resetter interface{ Reset(d time.Duration) bool }
 
 func (a *objectActor) stopTimer() {
 	if a.cell.timer != nil {

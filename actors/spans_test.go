@@ -3,6 +3,7 @@ package actors
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -192,5 +193,76 @@ func TestSpansOfAnRCsDecisions(t *testing.T) {
 	})
 	if n := decided("decided.deletes"); n != 0 {
 		t.Errorf("decided.deletes %d, want none", n)
+	}
+}
+
+// TestSpansOfHeartbeats: a node's heartbeat is traced as every write is (the request,
+// the node's handling of it, its store apply); the node controller's sync after it,
+// which decides nothing, leaves no span. A sync that acts (the heartbeats stopped:
+// Ready turns Unknown) has its span, in the trace of the node's last request, the
+// parent of its write.
+func TestSpansOfHeartbeats(t *testing.T) {
+	clock := newFakeClock()
+	st := openControllerStore(t)
+	tr, err := tracing.New(tracing.Options{Sampling: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(Options{Store: st, Log: quietLog(), RequestTimeout: 10 * time.Second, Clock: clock, Nodes: testNodeOptions(),
+		Resources: append(append([]string(nil), testResources...), "endpoints"), SyncPacing: -1, Tracer: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
+	now := clock.Now()
+	if _, err := s.Create(context.Background(), nodeKey("n1"), newNode("n1", now, &now)); err != nil {
+		t.Fatalf("create node: %v", err)
+	}
+	forceSync(t, s, nodeKey("n1"))
+
+	clock.Advance(10 * time.Second)
+	ctx, req := tr.Start(context.Background(), "PUT nodes/status")
+	n := getNode(t, st, "n1").DeepCopy()
+	n.Status.Conditions = []corev1.NodeCondition{readyCondition(clock.Now(), now)}
+	if _, err := s.Update(WithSubresource(ctx, "status"), nodeKey("n1"), n, command.Preconditions{}); err != nil {
+		t.Fatalf("heartbeat: %v", err)
+	}
+	req.End()
+	forceSync(t, s, nodeKey("n1")) // the heartbeat's sync, and one more, have run
+	names := func() []string {
+		var out []string
+		for _, sp := range tr.Store().Trace(req.SpanContext().TraceID()) {
+			out = append(out, sp.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := strings.Join(names(), ", "), "PUT nodes/status, nodes status, store apply"; got != want {
+		t.Fatalf("the heartbeat's trace: %s; want %s", got, want)
+	}
+
+	clock.Advance(time.Minute) // no heartbeat for longer than the grace period
+	forceSync(t, s, nodeKey("n1"))
+	if got := readyStatus(getNode(t, st, "n1")); got != corev1.ConditionUnknown {
+		t.Fatalf("Ready = %q, want Unknown", got)
+	}
+	spans := tr.Store().Trace(req.SpanContext().TraceID())
+	var sync *tracing.Span
+	for i := range spans {
+		if spans[i].Name == "nodes sync" {
+			sync = &spans[i]
+		}
+	}
+	if sync == nil {
+		t.Fatalf("no span of the sync that wrote Unknown in %v", names())
+	}
+	applies := 0
+	for _, sp := range spans {
+		if sp.Name == "store apply" && sp.Parent == sync.SpanID {
+			applies++
+		}
+	}
+	if applies != 1 {
+		t.Errorf("the sync's span has %d store applies below it, want 1 (%v)", applies, names())
 	}
 }

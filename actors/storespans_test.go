@@ -206,7 +206,7 @@ func TestStoreStepsOfAForwardedApply(t *testing.T) {
 	start := time.Now()
 	_, sp := tr.Start(context.Background(), "store apply", trace.WithTimestamp(start.Add(-time.Millisecond)))
 	storeSteps(tr, sp, &persistence.ApplyTiming{Start: start, Forwarded: true, Forward: 3 * time.Millisecond, Revision: 7},
-		attribute.Int64("revision", 7))
+		attribute.String("op", "update"), attribute.Int64("revision", 7))
 	sp.End(trace.WithTimestamp(start.Add(4 * time.Millisecond)))
 
 	spans := tr.Store().Trace(sp.SpanContext().TraceID())
@@ -222,7 +222,8 @@ func TestStoreStepsOfAForwardedApply(t *testing.T) {
 			for _, kv := range spans[i].Attrs {
 				attrs[string(kv.Key)] = kv.Value.Emit()
 			}
-			if attrs["store.forwarded"] != "true" || attrs["store.forward_ms"] != "3" || attrs["revision"] != "7" {
+			if attrs["store.forwarded"] != "true" || attrs["store.forward_ms"] != "3" || attrs["revision"] != "7" ||
+				attrs["op"] != "update" || attrs["commands"] != "1" {
 				t.Errorf("store apply attributes %v", attrs)
 			}
 		}
@@ -259,9 +260,8 @@ func BenchmarkStoreSteps(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				_, sp := tr.Start(context.Background(), "store apply",
-					trace.WithAttributes(attribute.String("op", "create"), attribute.Int("commands", 1)))
-				storeSteps(tr, sp, tc.timing, attribute.Int64("revision", 1))
+				_, sp := tr.Start(context.Background(), "store apply")
+				storeSteps(tr, sp, tc.timing, attribute.String("op", "create"), attribute.Int64("revision", 1))
 				sp.End()
 			}
 		})

@@ -41,6 +41,7 @@ func (s *System) envelopeOf(ctx context.Context, key persistence.Key) envelope {
 func (a *objectActor) envelope(key persistence.Key) envelope {
 	e := envelope{trace: a.cell.trace, key: key}
 	if a.env.tracer != nil {
+		a.syncSpan()
 		e.span, e.sent = a.cell.span, time.Now()
 	}
 	return e
@@ -56,10 +57,15 @@ func (a *objectActor) traceMsg(op string, e *envelope) {
 		parent = trace.ContextWithRemoteSpanContext(parent, e.span)
 	}
 	k := a.cell.key
-	_, sp := a.env.tracer.Start(parent, k.Resource+" "+op)
+	if a.cell.spanOp != op || a.cell.spanName == "" {
+		a.cell.spanOp, a.cell.spanName = op, k.Resource+" "+op
+	}
+	_, sp := a.env.tracer.Start(parent, a.cell.spanName)
 	if sp.IsRecording() {
-		attrs := []attribute.KeyValue{tracing.ObjectKey.String(objectKey(k)),
-			attribute.String("actor.kind", k.Resource), attribute.String("message", op)}
+		attrs := make([]attribute.KeyValue, 3, 4) // one allocation, the span copies them
+		attrs[0] = tracing.ObjectKey.String(a.objectKey())
+		attrs[1] = attribute.String("actor.kind", k.Resource)
+		attrs[2] = attribute.String("message", op)
 		if !e.sent.IsZero() {
 			attrs = append(attrs, attribute.String("mailbox.wait", time.Since(e.sent).String()))
 		}
@@ -69,23 +75,47 @@ func (a *objectActor) traceMsg(op string, e *envelope) {
 	a.cell.span = sp.SpanContext()
 }
 
-// traceSync starts the span of a controller's sync, continuing the trace of the
-// object's last request; none when there is none.
+// objectKey is the tracing.ObjectKey value of the actor's object, made once.
+func (a *objectActor) objectKey() string {
+	if a.cell.objKey == "" {
+		a.cell.objKey = objectKey(a.cell.key)
+	}
+	return a.cell.objKey
+}
+
+// traceSync prepares the span of a controller's sync, continuing the trace of the
+// object's last request; none when there is none. The span starts only when the
+// sync does something (syncSpan): a sync that decides nothing (no write, request,
+// event, note or message to another actor: a node's sync after a heartbeat) leaves
+// no span, and the object's story is its requests and writes.
 func (a *objectActor) traceSync() {
 	a.creates, a.deletes = 0, 0
 	if a.env.tracer == nil || !a.cell.span.IsSampled() {
 		return
 	}
+	a.syncFrom, a.syncStart = a.cell.span, time.Now()
+}
+
+// syncSpan starts the span of the sync being handled, dated from the sync's start,
+// if traceSync prepared one that has not started: the sync is about to act.
+func (a *objectActor) syncSpan() {
+	if !a.syncFrom.IsValid() {
+		return
+	}
 	k := a.cell.key
-	_, sp := a.env.tracer.Start(trace.ContextWithRemoteSpanContext(context.Background(), a.cell.span), k.Resource+" sync",
-		trace.WithAttributes(tracing.ObjectKey.String(objectKey(k)), attribute.String("actor.kind", k.Resource),
+	_, sp := a.env.tracer.Start(trace.ContextWithRemoteSpanContext(context.Background(), a.syncFrom), k.Resource+" sync",
+		trace.WithTimestamp(a.syncStart),
+		trace.WithAttributes(tracing.ObjectKey.String(a.objectKey()), attribute.String("actor.kind", k.Resource),
 			attribute.String("message", "sync")))
+	a.syncFrom = trace.SpanContext{}
 	a.span = sp
 	a.cell.span = sp.SpanContext()
 }
 
-// endSpan ends the span of the message handled, if any.
+// endSpan ends the span of the message handled, if any; a sync that did nothing
+// has none.
 func (a *objectActor) endSpan() {
+	a.syncFrom = trace.SpanContext{}
 	if a.span == nil {
 		return
 	}
@@ -100,15 +130,15 @@ func (a *objectActor) endSpan() {
 // remembers the write's trace before the write is visible, so a reader woken by
 // the change (the scheduler) finds it.
 func (a *objectActor) traceApply(op persistence.Op) trace.Span {
+	a.syncSpan()
 	if a.env.tracer != nil && op != persistence.OpDelete {
-		a.env.tracer.Remember(objectKey(a.cell.key), a.cell.span)
+		a.env.tracer.Remember(a.objectKey(), a.cell.span)
 	}
 	if a.span == nil || !a.span.IsRecording() {
 		return nil
 	}
-	_, sp := a.env.tracer.Start(trace.ContextWithSpan(context.Background(), a.span), "store apply",
-		trace.WithAttributes(attribute.String("op", opName(op)), attribute.Int("commands", 1)))
-	return sp
+	_, sp := a.env.tracer.Start(trace.ContextWithSpan(context.Background(), a.span), "store apply")
+	return sp // its attributes, the op's among them, are set in one call when it ends (applied)
 }
 
 // timed asks the store where the apply's time goes when its span records (sp is
@@ -130,27 +160,33 @@ func (a *objectActor) applied(sp trace.Span, op persistence.Op, rev int64, err e
 		if err != nil {
 			res = attribute.String("error", err.Error())
 		}
-		storeSteps(a.env.tracer, sp, a.timing, res)
+		storeSteps(a.env.tracer, sp, a.timing, attribute.String("op", opName(op)), res)
 		a.timing = nil
 		sp.End()
 	}
 	if a.env.tracer != nil && err == nil && op == persistence.OpDelete {
-		a.env.tracer.Forget(objectKey(a.cell.key))
+		a.env.tracer.Forget(a.objectKey())
 	}
 }
 
-// storeSteps puts the apply's outcome (res) and where its time went (t, when the
-// store measured it) on its span sp, in one call and only the steps it took, and
+// storeSteps puts the apply's op and outcome (res) and where its time went (t, when
+// the store measured it) on its span sp, in one call and only the steps it took, and
 // the steps outside this process as its children, placed in time by the timing:
 // "forward to leader" (a follower's round trip to the leader) and "raft replicate"
 // (from the entry's proposal until it was committed on a majority).
-func storeSteps(tr *tracing.Tracer, sp trace.Span, t *persistence.ApplyTiming, res attribute.KeyValue) {
-	if t == nil || t.Start.IsZero() { // not asked, or not queued: nothing was measured
-		sp.SetAttributes(res)
+func storeSteps(tr *tracing.Tracer, sp trace.Span, t *persistence.ApplyTiming, op, res attribute.KeyValue) {
+	measured := t != nil && !t.Start.IsZero() // not asked, or not queued: nothing was measured
+	n := 3
+	if measured {
+		n += 2 + btoi(t.Group > 0) + btoi(t.Fsync > 0) + btoi(t.Replicate > 0) + 2*btoi(t.Forwarded)
+	}
+	attrs := make([]attribute.KeyValue, 0, n) // one allocation, the span copies them
+	attrs = append(attrs, op, attribute.Int("commands", 1), res)
+	if !measured {
+		sp.SetAttributes(attrs...)
 		return
 	}
-	var kv [8]attribute.KeyValue
-	attrs := append(kv[:0], res, attribute.Float64("store.queue_ms", millis(t.Queued)))
+	attrs = append(attrs, attribute.Float64("store.queue_ms", millis(t.Queued)))
 	if t.Group > 0 {
 		attrs = append(attrs, attribute.Int("store.group", t.Group))
 	}
@@ -176,6 +212,13 @@ func storeSteps(tr *tracing.Tracer, sp trace.Span, t *persistence.ApplyTiming, r
 			trace.WithAttributes(attribute.Int("store.group", t.Group)))
 		rp.End(trace.WithTimestamp(at.Add(t.Replicate)))
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // millis is d in milliseconds.

@@ -47,6 +47,12 @@ type harnessOptions struct {
 	admissionControl []string
 	denyPrivileged   bool
 	tracer           *tracing.Tracer // tracing_test.go
+	// scheduler runs the scheduler and the node controller's timing of nodes, as the
+	// server does (heartbeat_bench_test.go).
+	scheduler bool
+	nodes     actors.NodeOptions
+	// onDisk opens the store on a temporary directory (fsync and all), not in memory.
+	onDisk bool
 }
 
 // newObject is the store's type registry, from the resource table.
@@ -63,7 +69,11 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
 	log.SetOutput(io.Discard)
-	store, err := persistence.Open(persistence.Options{InMemory: true, NewObject: newObject, ChangeLogWindow: o.changeLogWindow})
+	po := persistence.Options{InMemory: true, NewObject: newObject, ChangeLogWindow: o.changeLogWindow}
+	if o.onDisk {
+		po.InMemory, po.Dir = false, t.TempDir()
+	}
+	store, err := persistence.Open(po)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -75,7 +85,8 @@ func newHarness(t testing.TB, o harnessOptions) *harness {
 		}
 		chain = adm.Chain
 	}
-	sys, err := actors.Start(actors.Options{Store: store, Log: log, Admission: chain, Tracer: o.tracer})
+	sys, err := actors.Start(actors.Options{Store: store, Log: log, Admission: chain, Tracer: o.tracer,
+		Scheduler: o.scheduler, Nodes: o.nodes})
 	if err != nil {
 		t.Fatalf("start actors: %v", err)
 	}

@@ -9,9 +9,11 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/labstack/echo/v4"
+	"google.golang.org/protobuf/encoding/protowire"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,11 +112,7 @@ func writeObject(c echo.Context, code int, obj runtime.Object) error {
 	setKind(obj)
 	switch negotiate(c.Request().Header.Get(echo.HeaderAccept)) {
 	case outProtobuf:
-		var buf bytes.Buffer
-		if err := protobufInfo.Serializer.Encode(obj, &buf); err != nil {
-			return fmt.Errorf("encode protobuf response: %w", err)
-		}
-		return c.Blob(code, mediaProtobuf, buf.Bytes())
+		return writeProtobuf(c, code, obj)
 	case outYAML:
 		var buf bytes.Buffer
 		if err := yamlInfo.Serializer.Encode(obj, &buf); err != nil {
@@ -124,6 +122,43 @@ func writeObject(c echo.Context, code int, obj runtime.Object) error {
 	default:
 		return writeJSON(c, code, obj)
 	}
+}
+
+// protobufBuffers are the buffers of protobuf responses (writeProtobuf): the
+// encoder's allocator and the encoded response, reused from one response to the next.
+var protobufBuffers = sync.Pool{New: func() any { return &protobufBuffer{} }}
+
+type protobufBuffer struct {
+	alloc runtime.Allocator
+	out   bytes.Buffer
+}
+
+// maxPooledResponse bounds the buffers kept for the next response: a large list's
+// are left to the garbage collector.
+const maxPooledResponse = 64 << 10
+
+// writeProtobuf answers obj in protobuf. It encodes into reused buffers, then
+// writes: an object that cannot be encoded is still answered with an error status.
+func writeProtobuf(c echo.Context, code int, obj runtime.Object) error {
+	enc, ok := protobufInfo.Serializer.(runtime.EncoderWithAllocator)
+	if !ok {
+		var buf bytes.Buffer
+		if err := protobufInfo.Serializer.Encode(obj, &buf); err != nil {
+			return fmt.Errorf("encode protobuf response: %w", err)
+		}
+		return c.Blob(code, mediaProtobuf, buf.Bytes())
+	}
+	b := protobufBuffers.Get().(*protobufBuffer)
+	defer func() {
+		if b.out.Cap() <= maxPooledResponse {
+			b.out.Reset()
+			protobufBuffers.Put(b)
+		}
+	}()
+	if err := enc.EncodeWithAllocator(obj, &b.out, &b.alloc); err != nil {
+		return fmt.Errorf("encode protobuf response: %w", err)
+	}
+	return c.Blob(code, mediaProtobuf, b.out.Bytes())
 }
 
 // readBody reads the whole request body, refusing more than max bytes with 413.
@@ -266,6 +301,10 @@ func decodeAs(contentType string, body []byte, want schema.GroupVersionKind, int
 	case mediaYAML, "application/x-yaml", "text/yaml":
 		dec = yamlStrict
 	case mediaProtobuf:
+		if decodeProtobufFast(body, want, into) {
+			into.GetObjectKind().SetGroupVersionKind(want)
+			return into, nil
+		}
 		dec = protobufInfo.Serializer
 	default:
 		return nil, unsupportedMediaType(contentType)
@@ -283,6 +322,97 @@ func decodeAs(contentType string, body []byte, want schema.GroupVersionKind, int
 	}
 	obj.GetObjectKind().SetGroupVersionKind(want)
 	return obj, err
+}
+
+// protobufPrefix starts every Kubernetes protobuf message (the serializer's magic).
+var protobufPrefix = []byte("k8s\x00")
+
+// protobufMessage is what the API types' generated code implements.
+type protobufMessage interface {
+	Reset()
+	Unmarshal(data []byte) error
+}
+
+// decodeProtobufFast is decodeAs for protobuf, the agents' heartbeats' encoding: it
+// reads the envelope (runtime.Unknown: the type meta, the raw object, its content
+// encoding and type) in place, where the serializer copies the raw object out of it
+// first, then unmarshals the object into into as the serializer does. It takes only a
+// clean envelope of kind want (the kind and version, where given, are want's; each
+// field once; no content encoding; the object in protobuf); for anything else it
+// returns false with into reset, and the body goes through the serializer, whose
+// errors are the ones a client sees. FuzzDecodeProtobufFast checks that whatever it
+// accepts, the serializer decodes into an equal object.
+func decodeProtobufFast(body []byte, want schema.GroupVersionKind, into runtime.Object) bool {
+	pb, ok := into.(protobufMessage)
+	if !ok || len(body) == len(protobufPrefix) || !bytes.HasPrefix(body, protobufPrefix) {
+		return false // the serializer's "empty body", or not protobuf
+	}
+	var seen [5]bool
+	var apiVersion, kind, raw []byte
+	for data := body[len(protobufPrefix):]; len(data) > 0; {
+		num, v, rest, ok := protobufField(data)
+		if !ok || num < 1 || num > 4 || seen[num] {
+			return false
+		}
+		seen[num], data = true, rest
+		switch num {
+		case 1: // typeMeta
+			if apiVersion, kind, ok = protobufTypeMeta(v); !ok {
+				return false
+			}
+		case 2: // raw
+			raw = v
+		case 3: // contentEncoding
+			if len(v) > 0 {
+				return false
+			}
+		case 4: // contentType
+			if len(v) > 0 && string(v) != runtime.ContentTypeProtobuf {
+				return false
+			}
+		}
+	}
+	if (len(kind) > 0 && string(kind) != want.Kind) || (len(apiVersion) > 0 && string(apiVersion) != want.GroupVersion().String()) {
+		return false
+	}
+	pb.Reset()
+	if err := pb.Unmarshal(raw); err != nil {
+		pb.Reset()
+		return false
+	}
+	return true
+}
+
+// protobufTypeMeta reads runtime.TypeMeta (apiVersion = 1, kind = 2), each at most once.
+func protobufTypeMeta(data []byte) (apiVersion, kind []byte, ok bool) {
+	var seen [3]bool
+	for len(data) > 0 {
+		num, v, rest, ok := protobufField(data)
+		if !ok || num < 1 || num > 2 || seen[num] {
+			return nil, nil, false
+		}
+		seen[num], data = true, rest
+		if num == 1 {
+			apiVersion = v
+		} else {
+			kind = v
+		}
+	}
+	return apiVersion, kind, true
+}
+
+// protobufField reads one length-delimited field off data: its number, its value and
+// the rest; not ok for a field of another wire type or a malformed one.
+func protobufField(data []byte) (num protowire.Number, v, rest []byte, ok bool) {
+	num, typ, n := protowire.ConsumeTag(data)
+	if n < 0 || typ != protowire.BytesType {
+		return 0, nil, nil, false
+	}
+	v, m := protowire.ConsumeBytes(data[n:])
+	if m < 0 {
+		return 0, nil, nil, false
+	}
+	return num, v, data[n+m:], true
 }
 
 func describeGVK(gvk schema.GroupVersionKind) string {

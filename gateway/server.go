@@ -102,6 +102,7 @@ type Server struct {
 
 	metrics     *serverMetrics  // metrics.go
 	tracer      *tracing.Tracer // tracing.go
+	spanNames   spanNames       // the request spans' names (tracing.go)
 	protoEvents protoEvents     // watch.go
 
 	policy    scheduler.Policy // explain.go
@@ -372,17 +373,18 @@ func (s *Server) Bootstrap(ctx context.Context) error {
 func (s *Server) traceAndLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
-		req, sp := s.startRequest(c) // tracing.go
+		req := c.Request()
+		ctx, sp := s.startRequest(c) // tracing.go
 		id := traceID(req.Header)
 		if sp != nil {
 			id = sp.SpanContext().TraceID().String()
 		}
 		c.Response().Header().Set("Audit-Id", id)
-		c.SetRequest(req.WithContext(actors.WithUser(actors.WithTrace(req.Context(), id), admission.Anonymous)))
+		c.SetRequest(req.WithContext(actors.WithUser(actors.WithTrace(ctx, id), admission.Anonymous)))
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
-		endRequest(sp, c.Response().Status)
+		endRequest(sp, req, c.Response().Status)
 		if logsDebug(s.log) {
 			s.log.WithFields(logrus.Fields{
 				"method": req.Method, "path": req.URL.Path, "query": req.URL.RawQuery,

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -50,38 +51,67 @@ const (
 // maxSpansBody bounds the body of a POST to SpansPath.
 const maxSpansBody = 4 << 20
 
-// startRequest starts the span of request c; the returned request carries it.
-// It returns a nil span when tracing is off.
-func (s *Server) startRequest(c echo.Context) (*http.Request, trace.Span) {
-	if s.tracer == nil {
-		return c.Request(), nil
-	}
+// startRequest starts the span of request c: it returns the request's context
+// carrying it, and the span, nil when tracing is off.
+func (s *Server) startRequest(c echo.Context) (context.Context, trace.Span) {
 	req := c.Request()
+	if s.tracer == nil {
+		return req.Context(), nil
+	}
 	if p := req.URL.Path; p == SpansPath || strings.HasPrefix(p, LastWritePath+"/") {
-		return req, nil // the agents' tracing plumbing is not traced itself
+		return req.Context(), nil // the agents' tracing plumbing is not traced itself
 	}
 	ctx := tracing.Propagator.Extract(req.Context(), propagation.HeaderCarrier(req.Header))
-	name := c.Path()
-	if name == "" {
-		name = req.URL.Path
-	}
-	ctx, sp := s.tracer.Start(ctx, req.Method+" "+name, trace.WithSpanKind(trace.SpanKindServer))
-	if sp.IsRecording() {
-		sp.SetAttributes(attribute.String("http.method", req.Method), attribute.String("http.target", req.URL.RequestURI()))
-	}
+	ctx, sp := s.tracer.Start(ctx, s.spanNames.of(req.Method, c.Path(), req.URL.Path), trace.WithSpanKind(trace.SpanKindServer))
 	tracing.Propagator.Inject(ctx, propagation.HeaderCarrier(c.Response().Header()))
-	return req.WithContext(ctx), sp
+	return ctx, sp
 }
 
-// endRequest ends the request's span.
-func endRequest(sp trace.Span, status int) {
+// endRequest ends the span of request req, with its attributes set in one call.
+func endRequest(sp trace.Span, req *http.Request, status int) {
 	if sp == nil {
 		return
 	}
 	if sp.IsRecording() {
-		sp.SetAttributes(attribute.Int("http.status_code", status))
+		sp.SetAttributes(attribute.String("http.method", req.Method), attribute.String("http.target", req.URL.RequestURI()),
+			attribute.Int("http.status_code", status))
 	}
 	sp.End()
+}
+
+// spanNames are the names of the request spans, "METHOD route", made once per route.
+type spanNames struct {
+	mu    sync.RWMutex
+	names map[[2]string]string
+}
+
+// maxSpanNames bounds the names kept: a request that matched no route is named by
+// its path, which the client chooses.
+const maxSpanNames = 1024
+
+// of is the span name of a request of method on route (c.Path()), or on path when it
+// matched no route.
+func (n *spanNames) of(method, route, path string) string {
+	if route == "" {
+		return method + " " + path
+	}
+	k := [2]string{method, route}
+	n.mu.RLock()
+	name, ok := n.names[k]
+	n.mu.RUnlock()
+	if ok {
+		return name
+	}
+	name = method + " " + route
+	n.mu.Lock()
+	if n.names == nil {
+		n.names = map[[2]string]string{}
+	}
+	if len(n.names) < maxSpanNames {
+		n.names[k] = name
+	}
+	n.mu.Unlock()
+	return name
 }
 
 // mountTroubleshooting serves the traces and explain paths.

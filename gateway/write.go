@@ -204,7 +204,9 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateM
 		} else if pre != cur.Revision {
 			return nil, apierrors.NewConflict(schema.GroupResource{Resource: rq.res.Name}, rq.name, errModified)
 		}
-		if err := kinds.PrepareUpdate(rq.res, mode, obj, cur.Object.DeepCopyObject(), pre); err != nil {
+		// cur.Object is the stored object, shared: PrepareUpdate only reads it and
+		// copies what obj takes of it.
+		if err := kinds.PrepareUpdate(rq.res, mode, obj, cur.Object, pre); err != nil {
 			return nil, err
 		}
 		setKind(obj)

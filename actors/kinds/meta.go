@@ -93,7 +93,7 @@ func validateMetaUpdate(m, old *metav1.ObjectMeta) field.ErrorList {
 // changes status only.
 func keepMetaForStatus(m *metav1.ObjectMeta, old *metav1.ObjectMeta) {
 	rv := m.ResourceVersion
-	*m = *old.DeepCopy()
+	old.DeepCopyInto(m) // in place: no copy of the copy
 	m.ResourceVersion = rv
 }
 

@@ -46,14 +46,14 @@ var nodes = &Resource{
 	// allocated (a Node written by a client that does not know the field, such as the
 	// book's node isolation file); changing it to another value stays forbidden.
 	PrepareForUpdate: updater(func(n, old *corev1.Node) {
-		n.Status = *old.Status.DeepCopy()
+		old.Status.DeepCopyInto(&n.Status)
 		if n.Spec.PodCIDR == "" && len(n.Spec.PodCIDRs) == 0 {
 			n.Spec.PodCIDR, n.Spec.PodCIDRs = old.Spec.PodCIDR, slices.Clone(old.Spec.PodCIDRs)
 		}
 	}),
 	PrepareForStatusUpdate: updater(func(n, old *corev1.Node) {
 		keepMetaForStatus(&n.ObjectMeta, &old.ObjectMeta)
-		n.Spec = *old.Spec.DeepCopy()
+		old.Spec.DeepCopyInto(&n.Spec)
 	}),
 	Validate: validator(func(n *corev1.Node) field.ErrorList {
 		return append(validateMeta(&n.ObjectMeta, false, nameDNSSubdomain), validateNodeSpec(&n.Spec)...)

@@ -60,6 +60,8 @@ const (
 // resourceVersion becomes rev; in UpdateMain it keeps old's generation, uid (unless
 // it names one), creationTimestamp and deletion fields; then the mode's preparation
 // and the kind's update validation, whose failure is the API's 422 Invalid.
+// old is only read, and what obj takes of it is copied: old may be the stored
+// object, which the store shares with every reader.
 func PrepareUpdate(r *Resource, mode UpdateMode, obj, old runtime.Object, rev int64) error {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -83,8 +85,13 @@ func PrepareUpdate(r *Resource, mode UpdateMode, obj, old runtime.Object, rev in
 			m.SetUID(om.GetUID())
 		}
 		m.SetCreationTimestamp(om.GetCreationTimestamp())
-		m.SetDeletionTimestamp(om.GetDeletionTimestamp())
-		m.SetDeletionGracePeriodSeconds(om.GetDeletionGracePeriodSeconds())
+		m.SetDeletionTimestamp(om.GetDeletionTimestamp().DeepCopy())
+		var grace *int64
+		if g := om.GetDeletionGracePeriodSeconds(); g != nil {
+			grace = new(int64)
+			*grace = *g
+		}
+		m.SetDeletionGracePeriodSeconds(grace)
 		if r.PrepareForUpdate != nil {
 			r.PrepareForUpdate(obj, old)
 		}

@@ -5,7 +5,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -125,6 +128,69 @@ func TestPrepareUpdate(t *testing.T) {
 				t.Fatal(err)
 			}
 			tc.check(t, obj)
+		})
+	}
+}
+
+// TestPrepareUpdateLeavesOldAlone: PrepareUpdate reads old, the stored object that
+// every reader shares, and never changes it, not even through what obj took of it
+// and is changed later (the gateway passes the stored object itself).
+func TestPrepareUpdateLeavesOldAlone(t *testing.T) {
+	deleted := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	grace := int64(30)
+	withMeta := func(m *metav1.ObjectMeta) {
+		m.UID, m.ResourceVersion, m.Generation = "u1", "9", 2
+		m.Labels, m.Annotations = map[string]string{"a": "b"}, map[string]string{"n": "1"}
+		m.DeletionTimestamp, m.DeletionGracePeriodSeconds = &deleted, &grace
+		m.Finalizers = []string{"f"}
+	}
+	pod := newPod("web").with(func(p *corev1.Pod) {
+		withMeta(&p.ObjectMeta)
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+	}).obj()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+		Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24", PodCIDRs: []string{"10.244.1.0/24"}},
+		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+			Capacity: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}
+	withMeta(&node.ObjectMeta)
+	tests := []struct {
+		name     string
+		resource string
+		mode     UpdateMode
+		old      runtime.Object
+	}{
+		{name: "pod", resource: "pods", mode: UpdateMain, old: pod},
+		{name: "pod status", resource: "pods", mode: UpdateStatus, old: pod},
+		{name: "node", resource: "nodes", mode: UpdateMain, old: node},
+		{name: "node status", resource: "nodes", mode: UpdateStatus, old: node},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.old.DeepCopyObject()
+			obj := tc.old.DeepCopyObject()
+			if err := PrepareUpdate(mustResource(t, tc.resource), tc.mode, obj, tc.old, 10); err != nil {
+				t.Fatal(err)
+			}
+			// Change everything obj may have taken of old, in place.
+			m, _ := meta.Accessor(obj)
+			m.GetLabels()["a"] = "changed"
+			m.GetAnnotations()["n"] = "changed"
+			m.GetFinalizers()[0] = "changed"
+			m.GetDeletionTimestamp().Time = time.Time{}
+			*m.GetDeletionGracePeriodSeconds() = 1
+			switch o := obj.(type) {
+			case *corev1.Pod:
+				o.Status.Conditions[0].Status = corev1.ConditionFalse
+				o.Spec.Containers[0].Image = "changed"
+			case *corev1.Node:
+				o.Status.Conditions[0].Status = corev1.ConditionFalse
+				o.Status.Capacity[corev1.ResourceCPU] = resource.MustParse("9")
+				o.Spec.PodCIDRs[0] = "changed"
+			}
+			if !apiequality.Semantic.DeepEqual(tc.old, want) {
+				t.Errorf("old changed:\n%+v\nwant\n%+v", tc.old, want)
+			}
 		})
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 )
@@ -24,6 +23,23 @@ func NodeChanged(old *NodeInfo, node *corev1.Node) bool {
 	ok, _ := NodeSchedulable(node)
 	prev := old.Node()
 	return wasOK != ok || !maps.Equal(prev.Labels, node.Labels) ||
-		!apiequality.Semantic.DeepEqual(prev.Status.Allocatable, node.Status.Allocatable) ||
-		!apiequality.Semantic.DeepEqual(prev.Status.Capacity, node.Status.Capacity)
+		!sameResources(prev.Status.Allocatable, node.Status.Allocatable) ||
+		!sameResources(prev.Status.Capacity, node.Status.Capacity)
+}
+
+// sameResources tells whether a and b hold the same quantities of the same
+// resources, as apiequality.Semantic.DeepEqual does (a nil list is an empty one,
+// quantities compare by value), without its reflection: the scheduler asks it of
+// every heartbeat.
+func sameResources(a, b corev1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, qa := range a {
+		qb, ok := b[name]
+		if !ok || qa.Cmp(qb) != 0 {
+			return false
+		}
+	}
+	return true
 }

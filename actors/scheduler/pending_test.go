@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
@@ -51,6 +52,18 @@ func TestNodeChanged(t *testing.T) {
 		{name: "heartbeat only", node: heartbeat},
 		{name: "label changed", node: base().Labels("disk", "ssd").Obj(), want: true},
 		{name: "capacity changed", node: base().CPU("4").Obj(), want: true},
+		{name: "capacity written otherwise", node: base().CPU("2000m").Mem("4096Mi").Obj()},
+		{name: "capacity removed", node: base().Pods(0).Obj(), want: true},
+		{name: "allocatable empty, not nil", node: func() *corev1.Node {
+			n := base().Obj()
+			n.Status.Allocatable = corev1.ResourceList{}
+			return n
+		}()},
+		{name: "allocatable changed", node: func() *corev1.Node {
+			n := base().Obj()
+			n.Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+			return n
+		}(), want: true},
 		{name: "cordoned", node: base().Unschedulable().Obj(), want: true},
 		{name: "not ready", node: base().NotReady().Obj(), want: true},
 	}
