@@ -23,11 +23,11 @@ func TestServerValidateMemory(t *testing.T) {
 	}
 	runServerCases(t, []serverCase{
 		{name: "defaults", change: func(*Server) {},
-			check: policy(memoryFlags{max: 400, min: 25, headroom: 256 << 20})},
+			check: policy(memoryFlags{max: 400, min: 40, headroom: 256 << 20})},
 		{name: "sizes in bytes and quantities", change: func(s *Server) { s.GCHeadroom, s.MemoryLimit = "1000000", "4Gi" },
-			check: policy(memoryFlags{max: 400, min: 25, headroom: 1000000, limit: 4 << 30})},
+			check: policy(memoryFlags{max: 400, min: 40, headroom: 1000000, limit: 4 << 30})},
 		{name: "headroom off", change: func(s *Server) { s.GCHeadroom = "0" },
-			check: policy(memoryFlags{max: 400, min: 25})},
+			check: policy(memoryFlags{max: 400, min: 40})},
 		{name: "min equals max", change: func(s *Server) { s.GCPercent, s.GCMinPercent = 100, 100 },
 			check: policy(memoryFlags{max: 100, min: 100, headroom: 256 << 20})},
 		{name: "gc percent too small", change: func(s *Server) { s.GCPercent = 5 }, wantErr: "--gc-percent 5"},

@@ -14,7 +14,7 @@ func validServer() Server {
 		RequestTimeout: 1e9, MaxRequestBodyBytes: 3 << 20, EventTTL: 3600e9,
 		NodeController: NodeController{NodeMonitorGracePeriod: 40e9, NodeStartupGracePeriod: 60e9, NodeMonitorPeriod: 5e9, PodEvictionTimeout: 300e9,
 			DeletingPodsQPS: 0.1, DeletingPodsBurst: 10}, ServiceClusterIPRange: "10.254.0.0/16", ServiceNodePortRange: "30000-32767",
-		GCPercent: 400, GCMinPercent: 25, GCHeadroom: "256Mi", MemoryLimit: "0", ClusterDNS: "10.254.0.10", ClusterDomain: "cluster.local", DNSPort: 53,
+		GCPercent: 400, GCMinPercent: 40, GCHeadroom: "256Mi", MemoryLimit: "0", ClusterDNS: "10.254.0.10", ClusterDomain: "cluster.local", DNSPort: 53,
 		AllocateNodeCIDRs: true, ClusterCIDR: "10.244.0.0/16", NodeCIDRMaskSize: 24,
 	}
 }

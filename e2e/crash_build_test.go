@@ -56,13 +56,12 @@ func TestCrashBuild(t *testing.T) {
 // TestCrashBuild, reporting the times.
 func BenchmarkCrashBuild(b *testing.B) {
 	if os.Getenv("KUBEACTOR_CRASH_FULL") == "" {
-		// Seen 2026-11-26 at 5,000 nodes and 150,000 pods: the restarted server took the
-		// simulated agent's heartbeats for 3 minutes, then none came (the agent's
-		// connections stayed open), every node went Unknown after 40 s, the node
-		// controller evicted pods, the RCs replaced them, and the replacements stayed
-		// Pending ("5000 node(s) were not ready"). The lead decides; set
-		// KUBEACTOR_CRASH_FULL=1 to run it.
-		b.Skip("nodes go Unknown after the restart at full size (see the comment); KUBEACTOR_CRASH_FULL=1 runs it")
+		// It takes the machine for several minutes, so make bench leaves it out. Since the
+		// simulator's heartbeats have their own queue it passes at full size (session 11:
+		// killed at 140,450 pods, every RC exact); one run on a machine also compiling
+		// failed before the kill, an RC create answered 504 after 30 s
+		// (docs/benchmarks.md, "Kill -9 in the middle of the build").
+		b.Skip("several minutes of the whole machine (see the comment); KUBEACTOR_CRASH_FULL=1 runs it")
 	}
 	nodes := envInt(b, "KUBEACTOR_CRASH_NODES", 5000)
 	pods := envInt(b, "KUBEACTOR_CRASH_PODS", 150000)
