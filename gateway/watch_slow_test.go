@@ -14,6 +14,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeactor/kubeactor/internal/poll"
 )
 
 // countingReader counts the bytes read through it.
@@ -67,7 +69,9 @@ func TestWatchStalledClientExpires(t *testing.T) {
 		}
 	}
 	expired := h.server.metrics.expired.WithLabelValues("pods")
-	eventually(t, "the server gives up on the stalled watcher", func() bool {
+	// The server looks again each time a write has made no progress for 1 s; under
+	// -race beside other packages' tests that took over 10 s (eventually's bound).
+	poll.UntilTrue(t, time.Minute, "the server gives up on the stalled watcher", func() bool {
 		var m dto.Metric
 		return expired.Write(&m) == nil && m.GetCounter().GetValue() == 1
 	})
