@@ -82,6 +82,9 @@ var (
 		jsonserializer.SerializerOptions{Yaml: true, Strict: true})
 	protobufInfo, _ = runtime.SerializerInfoForMediaType(kinds.Codecs.SupportedMediaTypes(), mediaProtobuf)
 	yamlInfo, _     = runtime.SerializerInfoForMediaType(kinds.Codecs.SupportedMediaTypes(), mediaYAML)
+	// protobufEncoder is the protobuf serializer, which can encode into a reused
+	// allocator (writeProtobuf).
+	protobufEncoder = protobufInfo.Serializer.(runtime.EncoderWithAllocator)
 )
 
 // setKind fills an object's kind and apiVersion from the scheme when they are empty.
@@ -140,14 +143,6 @@ const maxPooledResponse = 64 << 10
 // writeProtobuf answers obj in protobuf. It encodes into reused buffers, then
 // writes: an object that cannot be encoded is still answered with an error status.
 func writeProtobuf(c echo.Context, code int, obj runtime.Object) error {
-	enc, ok := protobufInfo.Serializer.(runtime.EncoderWithAllocator)
-	if !ok {
-		var buf bytes.Buffer
-		if err := protobufInfo.Serializer.Encode(obj, &buf); err != nil {
-			return fmt.Errorf("encode protobuf response: %w", err)
-		}
-		return c.Blob(code, mediaProtobuf, buf.Bytes())
-	}
 	b := protobufBuffers.Get().(*protobufBuffer)
 	defer func() {
 		if b.out.Cap() <= maxPooledResponse {
@@ -155,7 +150,7 @@ func writeProtobuf(c echo.Context, code int, obj runtime.Object) error {
 			protobufBuffers.Put(b)
 		}
 	}()
-	if err := enc.EncodeWithAllocator(obj, &b.out, &b.alloc); err != nil {
+	if err := protobufEncoder.EncodeWithAllocator(obj, &b.out, &b.alloc); err != nil {
 		return fmt.Errorf("encode protobuf response: %w", err)
 	}
 	return c.Blob(code, mediaProtobuf, b.out.Bytes())

@@ -47,7 +47,7 @@ func (s *Store) advanceLog(events []Event, compact int64, shut bool) {
 		next.events = append(make([]Event, 0, len(kept)+int(s.compactStep)+len(events)), kept...)
 		next.firstSeq += int64(n)
 		next.compactRev = max(compact, next.compactRev)
-		s.shedEncodings(next, next.compactRev, shedTo)
+		s.shedEncodings(next, shedTo)
 		s.shedRev = max(s.shedRev, shedTo)
 	}
 	s.changes.Store(next)
@@ -60,24 +60,23 @@ func (s *Store) advanceLog(events []Event, compact int64, shut bool) {
 const shedFraction = 8
 
 // shedEncodings replaces, in v's own copy of the events, each item with a revision
-// in (from, to] that a later change superseded by a lean copy: its stored JSON alone,
-// without the decoded object. A reader of the log
-// that far behind gets the object decoded again from that JSON (revive: what a
-// restarted server would have decoded), once per read. Called, every compactStep
-// revisions, with the whole log up to the shed line (the revision shedAge before the
-// last: an eighth of the window, 12,500 revisions by default, 25 s of 5,000 nodes'
-// heartbeats, a few seconds of a busy build), so a version is shed at the first
-// call after it is both that old and superseded: the watchers and feeds that keep up
-// have read it long before, and the log then holds each old version of an object as
-// its JSON only (a byte slice the collector need not scan). Items still current
-// (s.latest) are left alone: lists, Get and the controllers read them. An item lean
-// already costs a nil check; one still current, a map lookup.
-func (s *Store) shedEncodings(v *logView, from, to int64) {
+// up to to that a later change superseded by a lean copy: its stored JSON alone,
+// without the decoded object. A reader of the log that far behind gets the object
+// decoded again from that JSON (revive: what a restarted server would have decoded),
+// once per read. Called, every compactStep revisions, with the shed line (the
+// revision shedAge before the last: an eighth of the window, 12,500 revisions by
+// default, 25 s of 5,000 nodes' heartbeats, a few seconds of a busy build), so a
+// version is shed at the first call after it is both that old and superseded: the
+// watchers and feeds that keep up have read it long before, and the log then holds
+// each old version of an object as its JSON only (a byte slice the collector need not
+// scan). Items still current (s.latest) are left alone: lists, Get and the
+// controllers read them. An item lean already costs a nil check; one still current,
+// a map lookup.
+func (s *Store) shedEncodings(v *logView, to int64) {
 	if s.newObject == nil {
 		return // nothing could decode a lean item again
 	}
-	lo, hi := int(v.after(from)-v.firstSeq), int(v.after(to)-v.firstSeq)
-	for i := lo; i < hi; i++ {
+	for i := range int(v.after(to) - v.firstSeq) {
 		it := v.events[i].Item
 		if it.Object == nil || s.latest[it.Key] == it {
 			continue // lean already, or still current
