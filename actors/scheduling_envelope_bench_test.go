@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
+	"github.com/kubeactor/kubeactor/internal/testenv"
 	"github.com/kubeactor/kubeactor/persistence"
 )
 
@@ -31,19 +30,6 @@ func envelopeRCSizes(pods int) []int {
 	return out
 }
 
-// benchEnvInt is the positive integer in the environment variable name, or def.
-func benchEnvInt(b *testing.B, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		b.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
-}
-
 // BenchmarkScheduleEnvelopeRCs is the envelope's build in process: Ready nodes (2,000
 // by default, KUBEACTOR_BENCH_NODES), then replication controllers in the envelope's
 // sizes for 60,000 pods (KUBEACTOR_BENCH_PODS) over five namespaces, created through
@@ -52,8 +38,8 @@ func benchEnvInt(b *testing.B, name string, def int) int {
 // created and until every pod's binding is persisted, and prints the figures as one
 // JSON line too. Run with -benchtime 1x.
 func BenchmarkScheduleEnvelopeRCs(b *testing.B) {
-	nodes := benchEnvInt(b, "KUBEACTOR_BENCH_NODES", 2000)
-	pods := benchEnvInt(b, "KUBEACTOR_BENCH_PODS", 60000)
+	nodes := testenv.PositiveInt(b, "KUBEACTOR_BENCH_NODES", 2000)
+	pods := testenv.PositiveInt(b, "KUBEACTOR_BENCH_PODS", 60000)
 	const namespaces = 5
 	sizes := envelopeRCSizes(pods)
 	for i := 0; i < b.N; i++ {

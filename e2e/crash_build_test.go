@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kubeactor/kubeactor/internal/poll"
+	"github.com/kubeactor/kubeactor/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,8 +45,8 @@ type crashFigures struct {
 // TestCrashBuild is the crash build at a size `make test` affords on 2 cores (500
 // simulated nodes, 15,000 pods by default; KUBEACTOR_CRASH_NODES and _PODS change it).
 func TestCrashBuild(t *testing.T) {
-	nodes := envInt(t, "KUBEACTOR_CRASH_NODES", 500)
-	pods := envInt(t, "KUBEACTOR_CRASH_PODS", 15000)
+	nodes := testenv.PositiveInt(t, "KUBEACTOR_CRASH_NODES", 500)
+	pods := testenv.PositiveInt(t, "KUBEACTOR_CRASH_PODS", 15000)
 	f := crashBuild(t, nodes, pods)
 	t.Logf("%d nodes, %d pods in %d RCs, %d direct writes acknowledged: killed after %s at %d pods (%d bound), ready %s after the kill, done %s after it, the watch resumed %d times",
 		nodes, pods, f.rcs, f.acked, f.toKill.Round(time.Millisecond), f.podsAtKill, f.boundAt, f.restartReady.Round(time.Millisecond), f.toFinish.Round(time.Millisecond), f.resumes)
@@ -63,8 +64,8 @@ func BenchmarkCrashBuild(b *testing.B) {
 		// (docs/benchmarks.md, "Kill -9 in the middle of the build").
 		b.Skip("several minutes of the whole machine (see the comment); KUBEACTOR_CRASH_FULL=1 runs it")
 	}
-	nodes := envInt(b, "KUBEACTOR_CRASH_NODES", 5000)
-	pods := envInt(b, "KUBEACTOR_CRASH_PODS", 150000)
+	nodes := testenv.PositiveInt(b, "KUBEACTOR_CRASH_NODES", 5000)
+	pods := testenv.PositiveInt(b, "KUBEACTOR_CRASH_PODS", 150000)
 	for range b.N {
 		f := crashBuild(b, nodes, pods)
 		b.ReportMetric(float64(nodes), "nodes")

@@ -20,20 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-)
 
-// envInt is the integer in the environment variable name, or def.
-func envInt(b testing.TB, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		b.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
-}
+	"github.com/kubeactor/kubeactor/internal/testenv"
+)
 
 // envelopeSizes splits pods into RCs of various sizes, largest first.
 func envelopeSizes(pods int) []int {
@@ -281,8 +270,8 @@ func profileHold(b *testing.B, url string, hold time.Duration) <-chan error {
 // `kubectl get pods -A --chunk-size=500`, the restart time (kill -9, then until
 // /readyz and a write succeed) and the agent's CPU and RSS.
 func BenchmarkEnvelope(b *testing.B) {
-	nodes := envInt(b, "KUBEACTOR_ENVELOPE_NODES", 5000)
-	pods := envInt(b, "KUBEACTOR_ENVELOPE_PODS", 150000)
+	nodes := testenv.PositiveInt(b, "KUBEACTOR_ENVELOPE_NODES", 5000)
+	pods := testenv.PositiveInt(b, "KUBEACTOR_ENVELOPE_PODS", 150000)
 	hold := 5 * time.Minute
 	if v := os.Getenv("KUBEACTOR_ENVELOPE_HOLD"); v != "" {
 		d, err := time.ParseDuration(v)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeactor/kubeactor/internal/testenv"
 )
 
 // BenchmarkRestartEnvelope times restarts of the server on the envelope's state: it
@@ -30,9 +32,9 @@ import (
 // number, for a profile file per restart). Restarts run without the agent: the
 // envelope's agent follows the old server's port, which a restart does not keep.
 func BenchmarkRestartEnvelope(b *testing.B) {
-	nodes := envInt(b, "KUBEACTOR_ENVELOPE_NODES", 5000)
-	pods := envInt(b, "KUBEACTOR_ENVELOPE_PODS", 150000)
-	rounds := envInt(b, "KUBEACTOR_RESTART_ROUNDS", 3)
+	nodes := testenv.PositiveInt(b, "KUBEACTOR_ENVELOPE_NODES", 5000)
+	pods := testenv.PositiveInt(b, "KUBEACTOR_ENVELOPE_PODS", 150000)
+	rounds := testenv.PositiveInt(b, "KUBEACTOR_RESTART_ROUNDS", 3)
 	dataDir := os.Getenv("KUBEACTOR_RESTART_DATA")
 	if dataDir == "" {
 		dataDir = b.TempDir()

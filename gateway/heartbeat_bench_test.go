@@ -3,8 +3,6 @@ package gateway
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/kubeactor/kubeactor/actors"
 	"github.com/kubeactor/kubeactor/actors/node"
+	"github.com/kubeactor/kubeactor/internal/testenv"
 	"github.com/kubeactor/kubeactor/nodeagent/nodestatus"
 	"github.com/kubeactor/kubeactor/persistence"
 	"github.com/kubeactor/kubeactor/tracing"
@@ -34,8 +33,8 @@ import (
 // store's commit, the change log and the feeds; cpu-µs/op is the process's CPU time
 // (user and system) per heartbeat, the writers' included.
 func BenchmarkHeartbeats(b *testing.B) {
-	nodes := benchEnv(b, "BENCH_HEARTBEAT_NODES", 1000)
-	pods := benchEnv(b, "BENCH_HEARTBEAT_PODS", 10000)
+	nodes := testenv.PositiveInt(b, "BENCH_HEARTBEAT_NODES", 1000)
+	pods := testenv.PositiveInt(b, "BENCH_HEARTBEAT_PODS", 10000)
 	const writers = 8
 	if nodes < writers {
 		b.Fatalf("BENCH_HEARTBEAT_NODES=%d: want at least %d", nodes, writers)
@@ -131,17 +130,4 @@ func bindPods(b *testing.B, store *persistence.Store, n int, infos []nodestatus.
 			b.Fatalf("bind pods: %v", err)
 		}
 	}
-}
-
-// benchEnv is the integer in the environment variable name, or def.
-func benchEnv(b *testing.B, name string, def int) int {
-	v := os.Getenv(name)
-	if v == "" {
-		return def
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		b.Fatalf("%s=%q: want a positive integer", name, v)
-	}
-	return n
 }
