@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeactor/kubeactor/actors/control"
 	"github.com/kubeactor/kubeactor/actors/kinds"
@@ -164,6 +165,14 @@ func (fx *effects) Serves(resource string) bool {
 
 func (fx *effects) Each(resource, namespace string, fn func(obj runtime.Object) bool) {
 	fx.env.store.Snapshot(resource).Ascend(namespace, "", func(it *persistence.Item) bool { return fn(it.Object) })
+}
+
+func (fx *effects) Related(resource, namespace string, uid types.UID, prefix string, fn func(obj runtime.Object) bool) {
+	for _, it := range fx.env.store.Related(resource, namespace, uid, prefix) {
+		if !fn(it.Object) {
+			return
+		}
+	}
 }
 
 func (fx *effects) Changed(resource string) int64 { return fx.env.store.Changed(resource) }

@@ -303,9 +303,11 @@ func (s *Store) publish(events []Event, rev, compact int64) {
 		k := ev.Item.Key
 		t := s.tree(k.Resource)
 		if ev.Type == Deleted {
+			s.owners.replace(s.latest[k], nil)
 			delete(s.latest, k)
 			t.Delete(ev.Item)
 		} else {
+			s.owners.replace(s.latest[k], ev.Item)
 			s.latest[k] = ev.Item
 			t.ReplaceOrInsert(ev.Item)
 		}

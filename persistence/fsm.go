@@ -410,6 +410,7 @@ func (s *Store) restore(rc io.Reader) error {
 		}
 		t.ReplaceOrInsert(it)
 	}
+	owned := indexOwners(latest)
 	s.mu.Lock()
 	old := s.rev.Load()
 	modRev := make(map[string]int64)
@@ -419,7 +420,7 @@ func (s *Store) restore(rc io.Reader) error {
 	for res := range trees {
 		modRev[res] = rev
 	}
-	s.latest, s.trees, s.modRev, s.modFloor = latest, trees, modRev, rev
+	s.latest, s.trees, s.modRev, s.modFloor, s.owners = latest, trees, modRev, rev, owned
 	s.claimOwner = s.rebuildClaims(trees)
 	s.rev.Store(rev)
 	cur := s.changes.Load()

@@ -69,6 +69,7 @@ type Store struct {
 	latest     map[Key]*Item
 	claimOwner map[string]Key // who holds each claim (claims.go)
 	trees      map[string]*btree.BTreeG[*Item]
+	owners     owners           // the current objects by owner (owners.go)
 	modRev     map[string]int64 // per resource: revision of its last change
 	modFloor   int64            // modRev is exact only for changes after this revision
 	snaps      snapshotCache
@@ -137,6 +138,7 @@ func Open(opts Options) (*Store, error) {
 		overlay:      make(map[Key]*Item),
 		latest:       make(map[Key]*Item),
 		trees:        make(map[string]*btree.BTreeG[*Item]),
+		owners:       make(owners),
 		modRev:       make(map[string]int64),
 		stats:        newStoreStats(),
 	}
@@ -389,6 +391,7 @@ func (s *Store) load() error {
 		return fmt.Errorf("load: %w", errors.Join(err, derr))
 	}
 	s.claimOwner = s.rebuildClaims(s.trees)
+	s.owners = indexOwners(s.latest) // the objects are decoded now
 	s.changes.Store(&logView{events: events, compactRev: compact, notify: make(chan struct{})})
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Ref names a stored object: its plural resource, namespace and name.
@@ -153,6 +154,13 @@ type Effects interface {
 	// Each calls fn with each stored object of resource in namespace ("" for all),
 	// in name order, until fn returns false. The objects are shared: never mutate.
 	Each(resource, namespace string, fn func(obj runtime.Object) bool)
+	// Related calls fn, in name order, with each stored object of resource in
+	// namespace that a controller with uid may own or whose name it may take: those
+	// with an owner reference to uid (controller or not), those with no controller,
+	// and those whose name begins with prefix (none when it is empty), until fn
+	// returns false. They are read at one moment, from an index: a controller reads
+	// its own objects without reading its whole namespace. Shared: never mutate.
+	Related(resource, namespace string, uid types.UID, prefix string, fn func(obj runtime.Object) bool)
 	// Changed is a store revision after which no object of resource has changed: a
 	// controller that noted it before reading the resource with Each knows, while it
 	// stays the same, that what it read is still what is stored.

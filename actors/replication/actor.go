@@ -411,10 +411,11 @@ func podRef(ns, name string) control.Ref {
 
 // pods returns the pods stored in rc's namespace that are Relevant to rc (in the
 // store's order): a sync reads no other, and the namespace may hold tens of
-// thousands of other RCs' pods.
+// thousands of other RCs' pods, so it reads them from the store's index of owners
+// (Related gives what Relevant selects, the filter keeps it exact).
 func pods(fx control.Effects, rc *corev1.ReplicationController) []*corev1.Pod {
 	var out []*corev1.Pod
-	fx.Each("pods", rc.Namespace, func(obj runtime.Object) bool {
+	fx.Related("pods", rc.Namespace, rc.UID, rc.Name+"-", func(obj runtime.Object) bool {
 		if p, ok := obj.(*corev1.Pod); ok && Relevant(rc, p) {
 			out = append(out, p)
 		}

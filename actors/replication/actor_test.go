@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeactor/kubeactor/actors/control"
 )
@@ -200,11 +201,11 @@ type notingEffects struct {
 	notes map[string]int
 }
 
-func (f *notingEffects) Each(string, string, func(runtime.Object) bool) {}
-func (f *notingEffects) Changed(string) int64                           { return 0 }
-func (f *notingEffects) Write(next runtime.Object) error                { return nil }
-func (f *notingEffects) Note(key string, value int)                     { f.notes[key] = value }
-func (f *notingEffects) Trace() string                                  { return "" }
+func (f *notingEffects) Related(string, string, types.UID, string, func(runtime.Object) bool) {}
+func (f *notingEffects) Changed(string) int64                                                 { return 0 }
+func (f *notingEffects) Write(next runtime.Object) error                                      { return nil }
+func (f *notingEffects) Note(key string, value int)                                           { f.notes[key] = value }
+func (f *notingEffects) Trace() string                                                        { return "" }
 
 // TestSyncNotesExpectations: a sync held back by writes it asked for and has not seen
 // says so on its span (explain shows it); a sync with nothing pending notes nothing.
@@ -241,7 +242,7 @@ type storeEffects struct {
 	reads   int
 }
 
-func (f *storeEffects) Each(_, _ string, fn func(runtime.Object) bool) {
+func (f *storeEffects) Related(_, _ string, _ types.UID, _ string, fn func(runtime.Object) bool) {
 	f.reads++
 	for _, p := range f.pods {
 		if !fn(p) {

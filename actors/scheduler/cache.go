@@ -35,6 +35,7 @@ type Cache struct {
 	free     []int
 	sorted   []*NodeInfo // real nodes by name; nil when stale
 	pods     map[string]*cachedPod
+	inNS     map[string]map[string]*cachedPod // namespace -> its entries of pods, for count
 	assumed  map[string]time.Time
 	services map[string][]*serviceEntry // namespace -> services by name
 	rcs      map[string][]*serviceEntry // namespace -> replication controllers by name
@@ -54,6 +55,7 @@ func NewCache() *Cache {
 	return &Cache{
 		nodes:    make(map[string]*NodeInfo),
 		pods:     make(map[string]*cachedPod),
+		inNS:     make(map[string]map[string]*cachedPod),
 		assumed:  make(map[string]time.Time),
 		services: make(map[string][]*serviceEntry),
 		rcs:      make(map[string][]*serviceEntry),
@@ -261,8 +263,13 @@ func (c *Cache) add(key string, pod *corev1.Pod, node string) {
 	}
 	n.AddPod(pod)
 	c.touch(n)
-	c.pods[key] = &cachedPod{pod: pod, node: node}
+	cp := &cachedPod{pod: pod, node: node}
+	c.pods[key] = cp
 	ns := namespace(pod.Namespace)
+	if c.inNS[ns] == nil {
+		c.inNS[ns] = make(map[string]*cachedPod)
+	}
+	c.inNS[ns][key] = cp
 	for _, list := range [...][]*serviceEntry{c.services[ns], c.rcs[ns], c.groups[ns]} {
 		for _, s := range list {
 			if s.matches(pod.Labels) {
@@ -282,6 +289,9 @@ func (c *Cache) remove(key string) {
 	n.removeKey(key)
 	c.touch(n)
 	ns := namespace(p.pod.Namespace)
+	if delete(c.inNS[ns], key); len(c.inNS[ns]) == 0 {
+		delete(c.inNS, ns)
+	}
 	for _, list := range [...][]*serviceEntry{c.services[ns], c.rcs[ns], c.groups[ns]} {
 		for _, s := range list {
 			if s.matches(p.pod.Labels) {
@@ -350,8 +360,8 @@ func (c *Cache) changedSelectors() {
 
 // count counts the cached pods of namespace ns that s selects.
 func (c *Cache) count(s *serviceEntry, ns string) {
-	for _, p := range c.pods {
-		if namespace(p.pod.Namespace) == ns && s.matches(p.pod.Labels) {
+	for _, p := range c.inNS[ns] {
+		if s.matches(p.pod.Labels) {
 			s.inc(c.nodes[p.node].slot)
 		}
 	}
