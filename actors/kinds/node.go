@@ -59,6 +59,10 @@ var nodes = &Resource{
 		return append(validateMeta(&n.ObjectMeta, false, nameDNSSubdomain), validateNodeSpec(&n.Spec)...)
 	}),
 	ValidateUpdate: updateValidator(validateNodeUpdate),
+	// A heartbeat's metadata and spec are the stored node's (PrepareForStatusUpdate).
+	ValidateStatusUpdate: updateValidator(func(n, old *corev1.Node) field.ErrorList {
+		return validateMetaUpdate(&n.ObjectMeta, &old.ObjectMeta)
+	}),
 	Fields: fieldSetter(func(n *corev1.Node) fields.Set {
 		return metaFields(&n.ObjectMeta, fields.Set{"spec.unschedulable": strconv.FormatBool(n.Spec.Unschedulable)})
 	}),

@@ -52,7 +52,7 @@ type UpdateMode int
 // The update modes.
 const (
 	UpdateMain   UpdateMode = iota // the resource itself: PrepareForUpdate, ValidateUpdate
-	UpdateStatus                   // the status subresource: PrepareForStatusUpdate, ValidateUpdate
+	UpdateStatus                   // the status subresource: PrepareForStatusUpdate, ValidateStatusUpdate (or ValidateUpdate)
 	UpdateRaw                      // a subresource that changed exactly what it may (binding, finalize): no preparation, no validation
 )
 
@@ -96,8 +96,12 @@ func PrepareUpdate(r *Resource, mode UpdateMode, obj, old runtime.Object, rev in
 			r.PrepareForUpdate(obj, old)
 		}
 	}
-	if r.ValidateUpdate != nil {
-		if errs := r.ValidateUpdate(obj, old); len(errs) > 0 {
+	validate := r.ValidateUpdate
+	if mode == UpdateStatus && r.ValidateStatusUpdate != nil {
+		validate = r.ValidateStatusUpdate
+	}
+	if validate != nil {
+		if errs := validate(obj, old); len(errs) > 0 {
 			return apierrors.NewInvalid(schema.GroupKind{Kind: r.Kind}, m.GetName(), errs)
 		}
 	}

@@ -1,6 +1,7 @@
 package kinds
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func TestPrepareCreate(t *testing.T) {
@@ -112,6 +114,13 @@ func TestPrepareUpdate(t *testing.T) {
 			}},
 		{name: "main validates the update", mode: UpdateMain,
 			change: func(p *corev1.Pod) { p.Spec.Containers[0].Name = "other" }, invalid: true},
+		{name: "status takes no spec change, valid or not", mode: UpdateStatus,
+			change: func(p *corev1.Pod) { p.Spec.Containers[0].Name = "Not Valid"; p.Status.Phase = corev1.PodFailed },
+			check: func(t *testing.T, p *corev1.Pod) {
+				if p.Spec.Containers[0].Name != old.Spec.Containers[0].Name || p.Status.Phase != corev1.PodFailed {
+					t.Errorf("container %q phase %q", p.Spec.Containers[0].Name, p.Status.Phase)
+				}
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -190,6 +199,52 @@ func TestPrepareUpdateLeavesOldAlone(t *testing.T) {
 			}
 			if !apiequality.Semantic.DeepEqual(tc.old, want) {
 				t.Errorf("old changed:\n%+v\nwant\n%+v", tc.old, want)
+			}
+		})
+	}
+}
+
+// TestStatusUpdateValidation: a status update is validated by the kind's
+// ValidateStatusUpdate when it has one, by ValidateUpdate otherwise; an update of the
+// resource itself always by ValidateUpdate.
+func TestStatusUpdateValidation(t *testing.T) {
+	// validation is "" for none, "pass" or "refuse".
+	validation := func(name, how string) func(obj, old runtime.Object) field.ErrorList {
+		switch how {
+		case "pass":
+			return func(runtime.Object, runtime.Object) field.ErrorList { return nil }
+		case "refuse":
+			return func(runtime.Object, runtime.Object) field.ErrorList {
+				return field.ErrorList{field.Forbidden(field.NewPath(name), "refused")}
+			}
+		}
+		return nil
+	}
+	tests := []struct {
+		name           string
+		update, status string // how ValidateUpdate and ValidateStatusUpdate answer
+		mode           UpdateMode
+		wantRefusal    string // the validation that refuses, "" when none does
+	}{
+		{name: "status, its own validation", update: "pass", status: "refuse", mode: UpdateStatus, wantRefusal: "status"},
+		{name: "status, its own validation passes", update: "refuse", status: "pass", mode: UpdateStatus},
+		{name: "status, no validation of its own", update: "refuse", mode: UpdateStatus, wantRefusal: "update"},
+		{name: "main", update: "refuse", status: "refuse", mode: UpdateMain, wantRefusal: "update"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := *mustResource(t, "pods")
+			r.ValidateUpdate, r.ValidateStatusUpdate = validation("update", tt.update), validation("status", tt.status)
+			old := newPod("web").with(func(p *corev1.Pod) { p.ResourceVersion = "3" }).obj()
+			err := PrepareUpdate(&r, tt.mode, old.DeepCopy(), old, 4)
+			if tt.wantRefusal == "" {
+				if err != nil {
+					t.Fatalf("err %v, want none", err)
+				}
+				return
+			}
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.wantRefusal) {
+				t.Fatalf("err %v, want Invalid by %q", err, tt.wantRefusal)
 			}
 		})
 	}

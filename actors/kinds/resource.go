@@ -46,6 +46,11 @@ type Resource struct {
 	// Validate and ValidateUpdate return field-level errors (metadata included).
 	Validate       func(obj runtime.Object) field.ErrorList
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// ValidateStatusUpdate, when set, validates a status update in place of
+	// ValidateUpdate: PrepareForStatusUpdate took the metadata and spec of the stored
+	// object, which was validated when it was written, so only what the status
+	// update may change is looked at (as Kubernetes' status strategies do).
+	ValidateStatusUpdate func(obj, old runtime.Object) field.ErrorList
 	// Fields returns the values field selectors may match (metadata.name and
 	// metadata.namespace always included).
 	Fields func(obj runtime.Object) fields.Set
