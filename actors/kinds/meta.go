@@ -68,13 +68,16 @@ func rower[T runtime.Object](f func(T, time.Time) []interface{}) func(runtime.Ob
 	return func(obj runtime.Object, now time.Time) []interface{} { return f(obj.(T), now) }
 }
 
-// metaFields is the field set every kind supports.
+// metaFields adds the fields every kind supports to extra (the kind's own fields, a
+// fresh set, or nil) and returns it.
 func metaFields(m *metav1.ObjectMeta, extra fields.Set) fields.Set {
-	set := fields.Set{"metadata.name": m.Name, "metadata.namespace": m.Namespace}
-	for k, v := range extra {
-		set[k] = v
+	if extra == nil {
+		extra = make(fields.Set, 2)
 	}
-	return set
+	// Into extra, the caller's own fresh set: one map per object, not two (a watch
+	// with a field selector computes the set of every event it filters).
+	extra["metadata.name"], extra["metadata.namespace"] = m.Name, m.Namespace
+	return extra
 }
 
 // validateMeta validates metadata on create.
