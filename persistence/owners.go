@@ -81,21 +81,29 @@ func indexOwners(latest map[Key]*Item) owners {
 // namespace that a controller with uid may own or whose names it may take: those with
 // an owner reference to uid (controller or not), those with no controller, and those
 // whose name begins with prefix (none when it is empty). They are read at one
-// moment: no write comes between the parts.
+// moment: the index's sets under the store's lock, with the snapshot of that moment,
+// whose range of names is then walked outside the lock, as Snapshot's readers do.
+// The range comes in order; of the sets, only the objects it does not hold (an
+// adopted pod named otherwise, an orphan) are added and sorted in.
 func (s *Store) Related(resource, namespace string, uid types.UID, prefix string) []*Item {
-	s.mu.RLock()
-	owned, orphans := s.owners[ownerKey{resource, namespace, uid}], s.owners[ownerKey{resource, namespace, ""}]
-	out := make([]*Item, 0, len(owned)+len(orphans))
-	for _, it := range owned {
-		out = append(out, it)
-	}
-	if uid != "" {
-		for _, it := range orphans {
-			out = append(out, it)
+	var extra []*Item
+	add := func(set map[string]*Item) {
+		for name, it := range set {
+			if prefix == "" || !strings.HasPrefix(name, prefix) {
+				extra = append(extra, it)
+			}
 		}
 	}
-	if t := s.trees[resource]; t != nil && prefix != "" {
-		t.AscendGreaterOrEqual(&Item{Key: Key{Namespace: namespace, Name: prefix}}, func(it *Item) bool {
+	s.mu.Lock()
+	sn := s.snapshotLocked(resource, s.rev.Load())
+	add(s.owners[ownerKey{resource, namespace, uid}])
+	if uid != "" {
+		add(s.owners[ownerKey{resource, namespace, ""}])
+	}
+	s.mu.Unlock()
+	var out []*Item
+	if sn.tree != nil && prefix != "" {
+		sn.tree.AscendGreaterOrEqual(&Item{Key: Key{Namespace: namespace, Name: prefix}}, func(it *Item) bool {
 			if it.Key.Namespace != namespace || !strings.HasPrefix(it.Key.Name, prefix) {
 				return false
 			}
@@ -103,7 +111,10 @@ func (s *Store) Related(resource, namespace string, uid types.UID, prefix string
 			return true
 		})
 	}
-	s.mu.RUnlock()
+	if len(extra) == 0 {
+		return out
+	}
+	out = append(out, extra...)
 	slices.SortFunc(out, func(a, b *Item) int { return strings.Compare(a.Key.Name, b.Key.Name) })
 	return slices.CompactFunc(out, func(a, b *Item) bool { return a == b })
 }

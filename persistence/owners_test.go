@@ -141,3 +141,40 @@ func TestRelatedFollowsWrites(t *testing.T) {
 	defer closeStore(t, s)
 	check("after a reopen")
 }
+
+// BenchmarkRelated reads the pods of one RC of 5,000 in a namespace of 30,000 (six
+// RCs): from the owner index (Related, as an RC's sync does now), and by a scan of
+// the namespace that keeps the same pods (as it did before).
+func BenchmarkRelated(b *testing.B) {
+	s := openMem(b, nil, 0)
+	defer closeStore(b, s)
+	const rcs, perRC = 6, 5000
+	for r := range rcs {
+		uid := "rc" + strconv.Itoa(r)
+		var cmds []Command
+		for i := range perRC {
+			name := uid + "-" + strconv.Itoa(i)
+			cmds = append(cmds, Command{Op: OpCreate, Key: podKey("ns", name), Object: ownedPod("ns", name, uid+"!")})
+			if len(cmds) == 500 || i == perRC-1 {
+				if _, _, err := s.Apply(ctx, cmds...); err != nil {
+					b.Fatal(err)
+				}
+				cmds = nil
+			}
+		}
+	}
+	b.Run("index", func(b *testing.B) {
+		for b.Loop() {
+			if n := len(s.Related("pods", "ns", "rc3", "rc3-")); n != perRC {
+				b.Fatalf("%d pods", n)
+			}
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		for b.Loop() {
+			if n := len(relatedByScan(s, "ns", "rc3", "rc3-")); n != perRC {
+				b.Fatalf("%d pods", n)
+			}
+		}
+	})
+}
