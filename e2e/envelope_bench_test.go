@@ -248,44 +248,35 @@ func timeGet(b *testing.B, url string) (time.Duration, int64) {
 
 // profileHold saves a CPU profile of the server over the hold to the file named by
 // KUBEACTOR_ENVELOPE_PROFILE, when it is set, so that what the steady state spends
-// its CPU on can be read with `go tool pprof`. The returned channel yields the
-// outcome once the profile is written (at once when none is asked for). The profile
-// covers the whole seconds of the hold, so it ends a little before the hold does.
-func profileHold(b *testing.B, url string, hold time.Duration) <-chan error {
-	b.Helper()
-	done := make(chan error, 1)
-	path := os.Getenv("KUBEACTOR_ENVELOPE_PROFILE")
-	if path == "" {
-		done <- nil
-		return done
-	}
-	go func() {
-		if err := saveProfile(url, path, int(hold.Seconds())); err != nil {
-			done <- fmt.Errorf("profile the hold: %w", err)
-			return
-		}
-		done <- nil
-	}()
-	return done
+// its CPU on can be read with `go tool pprof`. The profile covers the whole seconds
+// of the hold, so it ends a little before the hold does.
+func profileHold(url string, hold time.Duration) <-chan error {
+	return profileServer(url, os.Getenv("KUBEACTOR_ENVELOPE_PROFILE"), int(hold.Seconds()), "the hold")
 }
 
 // profileBuild saves a CPU profile of the server over the first
 // KUBEACTOR_ENVELOPE_BUILD_SECONDS seconds of the build (40 by default: the full
 // size binds in about 45 s on a quiet machine) to the file named by
-// KUBEACTOR_ENVELOPE_BUILD_PROFILE, when it is set. The returned channel yields the
-// outcome once the profile is written (at once when none is asked for).
+// KUBEACTOR_ENVELOPE_BUILD_PROFILE, when it is set.
 func profileBuild(b *testing.B, url string) <-chan error {
 	b.Helper()
+	seconds := testenv.PositiveInt(b, "KUBEACTOR_ENVELOPE_BUILD_SECONDS", 40)
+	return profileServer(url, os.Getenv("KUBEACTOR_ENVELOPE_BUILD_PROFILE"), seconds, "the build")
+}
+
+// profileServer saves a CPU profile of the server at url over the next seconds to
+// path, unless path is empty. The returned channel yields the outcome once the
+// profile is written (at once when none is asked for); what names the phase in an
+// error.
+func profileServer(url, path string, seconds int, what string) <-chan error {
 	done := make(chan error, 1)
-	path := os.Getenv("KUBEACTOR_ENVELOPE_BUILD_PROFILE")
 	if path == "" {
 		done <- nil
 		return done
 	}
-	seconds := testenv.PositiveInt(b, "KUBEACTOR_ENVELOPE_BUILD_SECONDS", 40)
 	go func() {
 		if err := saveProfile(url, path, seconds); err != nil {
-			done <- fmt.Errorf("profile the build: %w", err)
+			done <- fmt.Errorf("profile %s: %w", what, err)
 			return
 		}
 		done <- nil
@@ -349,7 +340,7 @@ func BenchmarkEnvelope(b *testing.B) {
 		// last pod was seen Running.
 		<-time.After(settle)
 		srvCPU0, agentCPU0, t0 := cpuSeconds(b, pid), cpuSeconds(b, agentPid), time.Now()
-		profiled := profileHold(b, s.URL, hold)
+		profiled := profileHold(s.URL, hold)
 		<-time.After(hold)
 		if err := <-profiled; err != nil {
 			b.Fatal(err)

@@ -91,6 +91,15 @@ func validateMetaUpdate(m, old *metav1.ObjectMeta) field.ErrorList {
 	return apimachineryvalidation.ValidateObjectMetaUpdate(m, old, metaPath)
 }
 
+// validateStatusMeta validates a status update of a kind whose
+// PrepareForStatusUpdate takes the stored metadata and spec (pods, nodes): only the
+// metadata update is left to check, as Kubernetes' status validation begins; the
+// spec, validated when it was written, is not validated again at every status a
+// node posts.
+func validateStatusMeta(obj, old runtime.Object) field.ErrorList {
+	return apimachineryvalidation.ValidateObjectMetaAccessorUpdate(obj.(metav1.Object), old.(metav1.Object), metaPath)
+}
+
 // keepMetaForStatus replaces m with old but keeps the resourceVersion the
 // client sent, so that optimistic concurrency still applies: a status update
 // changes status only.

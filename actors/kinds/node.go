@@ -58,11 +58,8 @@ var nodes = &Resource{
 	Validate: validator(func(n *corev1.Node) field.ErrorList {
 		return append(validateMeta(&n.ObjectMeta, false, nameDNSSubdomain), validateNodeSpec(&n.Spec)...)
 	}),
-	ValidateUpdate: updateValidator(validateNodeUpdate),
-	// A heartbeat's metadata and spec are the stored node's (PrepareForStatusUpdate).
-	ValidateStatusUpdate: updateValidator(func(n, old *corev1.Node) field.ErrorList {
-		return validateMetaUpdate(&n.ObjectMeta, &old.ObjectMeta)
-	}),
+	ValidateUpdate:       updateValidator(validateNodeUpdate),
+	ValidateStatusUpdate: validateStatusMeta,
 	Fields: fieldSetter(func(n *corev1.Node) fields.Set {
 		return metaFields(&n.ObjectMeta, fields.Set{"spec.unschedulable": strconv.FormatBool(n.Spec.Unschedulable)})
 	}),

@@ -35,7 +35,7 @@ var pods = &Resource{
 	PrepareForStatusUpdate: updater(preparePodStatusUpdate),
 	Validate:               validator(validatePod),
 	ValidateUpdate:         updateValidator(validatePodUpdate),
-	ValidateStatusUpdate:   updateValidator(validatePodStatusUpdate),
+	ValidateStatusUpdate:   validateStatusMeta,
 	Fields:                 fieldSetter(podFields),
 	Columns:                podColumns,
 	RowAt:                  rower(podRow),
@@ -67,14 +67,6 @@ const podUpdateForbiddenMsg = "pod updates may not change fields other than `spe
 	"`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`," +
 	"`spec.tolerations` (only additions to existing tolerations)," +
 	"`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)"
-
-// validatePodStatusUpdate validates a status update: its metadata and spec are the
-// stored pod's (preparePodStatusUpdate), so of validatePodUpdate only the metadata
-// update is left to check, as Kubernetes' ValidatePodStatusUpdate begins; the spec,
-// validated when it was written, is not validated again at every status a node posts.
-func validatePodStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
-	return validateMetaUpdate(&pod.ObjectMeta, &old.ObjectMeta)
-}
 
 func validatePodUpdate(pod, old *corev1.Pod) field.ErrorList {
 	specPath := field.NewPath("spec")
