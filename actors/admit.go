@@ -125,7 +125,7 @@ func (s storeLimitRanges) LimitRanges(namespace string) ([]*corev1.LimitRange, e
 		out []*corev1.LimitRange
 		err error
 	)
-	s.st.Snapshot("limitranges").Ascend(namespace, "", func(it *persistence.Item) bool {
+	s.st.AscendCurrent("limitranges", namespace, func(it *persistence.Item) bool {
 		lr, ok := it.Object.(*corev1.LimitRange)
 		if !ok {
 			err = fmt.Errorf("limitrange %s is a %T", namespace, it.Object)

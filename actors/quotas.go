@@ -59,7 +59,7 @@ func (q *Quotas) Charge(namespace, resource string, obj runtime.Object, dryRun b
 		return errUnbound
 	}
 	var keys []persistence.Key
-	e.store.Snapshot("resourcequotas").Ascend(namespace, "", func(it *persistence.Item) bool {
+	e.store.AscendCurrent("resourcequotas", namespace, func(it *persistence.Item) bool {
 		keys = append(keys, it.Key)
 		return true
 	})

@@ -37,10 +37,10 @@ func podToRCs(e *env, ev persistence.Event) []persistence.Key {
 }
 
 // keysWhere appends to keys the key of every stored object of resource in namespace
-// ("": every namespace) that is a T for which keep holds: a route's scan of a
-// snapshot.
+// ("": every namespace) that is a T for which keep holds: a route's scan of the
+// current objects, under the store's read lock (keep must be quick).
 func keysWhere[T runtime.Object](e *env, resource, namespace string, keys []persistence.Key, keep func(T) bool) []persistence.Key {
-	e.store.Snapshot(resource).Ascend(namespace, "", func(it *persistence.Item) bool {
+	e.store.AscendCurrent(resource, namespace, func(it *persistence.Item) bool {
 		if o, ok := it.Object.(T); ok && keep(o) {
 			keys = append(keys, it.Key)
 		}
@@ -58,7 +58,7 @@ func podToServices(e *env, ev persistence.Event) []persistence.Key {
 	}
 	seen := map[string]bool{}
 	var keys []persistence.Key
-	e.store.Snapshot("services").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
+	e.store.AscendCurrent("services", p.Namespace, func(it *persistence.Item) bool {
 		svc, ok := it.Object.(*corev1.Service)
 		if ok && service.Selects(svc, p) {
 			keys = append(keys, it.Key)
@@ -66,7 +66,7 @@ func podToServices(e *env, ev persistence.Event) []persistence.Key {
 		}
 		return true
 	})
-	e.store.Snapshot("endpoints").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
+	e.store.AscendCurrent("endpoints", p.Namespace, func(it *persistence.Item) bool {
 		ep, ok := it.Object.(*corev1.Endpoints)
 		if ok && !seen[ep.Name] && service.Lists(ep, p) {
 			keys = append(keys, persistence.Key{Resource: "services", Namespace: p.Namespace, Name: ep.Name})
@@ -109,7 +109,7 @@ func toQuotas(e *env, ev persistence.Event) []persistence.Key {
 		}
 	}
 	var keys []persistence.Key
-	e.store.Snapshot("resourcequotas").Ascend(ev.Item.Key.Namespace, "", func(it *persistence.Item) bool {
+	e.store.AscendCurrent("resourcequotas", ev.Item.Key.Namespace, func(it *persistence.Item) bool {
 		if it.Key != ev.Item.Key {
 			keys = append(keys, it.Key)
 		}

@@ -51,6 +51,16 @@ func (s *Store) Snapshot(resource string) *Snapshot {
 	return s.snapshotLocked(resource, s.rev.Load())
 }
 
+// AscendCurrent calls fn for each current object of resource in namespace (every
+// one when namespace is empty), in order, until fn returns false. It reads under the
+// read lock, so fn must be quick and must not call the store: for the few objects of
+// a namespace it is far cheaper than a Snapshot, which takes the write lock.
+func (s *Store) AscendCurrent(resource, namespace string, fn func(*Item) bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	(&Snapshot{tree: s.trees[resource]}).Ascend(namespace, "", fn)
+}
+
 // snapshotLocked returns the current state of resource labelled with revision rev
 // (which the caller knows to be equivalent). It reuses the newest retained clone when
 // the resource has not changed since, so repeated lists do not clone.

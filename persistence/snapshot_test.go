@@ -59,6 +59,39 @@ func TestSnapshotAscend(t *testing.T) {
 	}
 }
 
+func TestAscendCurrent(t *testing.T) {
+	s := openMem(t, nil, 0)
+	defer closeStore(t, s)
+	for _, c := range []Command{create("b", "y"), create("a", "x2"), create("a", "x1"), create("b", "w"), del("a", "x2")} {
+		if _, _, err := s.Apply(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name, resource, namespace string
+		limit                     int
+		want                      []string
+	}{
+		{"every namespace", "pods", "", 0, []string{"a/x1", "b/w", "b/y"}},
+		{"one namespace", "pods", "b", 0, []string{"b/w", "b/y"}},
+		{"stops when told", "pods", "", 2, []string{"a/x1", "b/w"}},
+		{"empty namespace", "pods", "c", 0, nil},
+		{"unknown resource", "services", "", 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			s.AscendCurrent(tt.resource, tt.namespace, func(it *Item) bool {
+				got = append(got, it.Key.Namespace+"/"+it.Key.Name)
+				return tt.limit <= 0 || len(got) < tt.limit
+			})
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestSnapshotIsolation(t *testing.T) {
 	s := openMem(t, nil, 0)
 	defer closeStore(t, s)
