@@ -294,10 +294,14 @@ func (s *Store) materialize(rev int64, r *request) ([]op, []claimChange, error) 
 	return ops, claimed, nil
 }
 
-// publish makes a durable group visible to reads, snapshots and watchers.
+// publish makes a durable group visible to reads, snapshots and watchers. The change
+// log advances after the lock is released: its view is read without the lock, and
+// compacting and shedding it now and then take long enough that every Get would
+// wait for them. Until it advances, a watcher from the new revision finds nothing
+// newer, as it should, and one from before waits for the notify. Only the goroutine
+// that publishes writes s.latest, so shedding reads it without the lock.
 func (s *Store) publish(events []Event, rev, compact int64) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, ev := range events {
 		s.publishClaims(ev)
 		k := ev.Item.Key
@@ -314,5 +318,6 @@ func (s *Store) publish(events []Event, rev, compact int64) {
 		s.modRev[k.Resource] = ev.Item.Revision
 	}
 	s.rev.Store(rev)
+	s.mu.Unlock()
 	s.advanceLog(events, compact, false)
 }

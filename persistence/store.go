@@ -74,9 +74,10 @@ type Store struct {
 	modFloor   int64            // modRev is exact only for changes after this revision
 	snaps      snapshotCache
 
-	// changes is the change log as watchers read it, without taking mu (see logView).
+	// changes is the change log as watchers read it, without taking mu (see logView);
+	// only the publishing goroutine advances it, after releasing mu (publish).
 	changes atomic.Pointer[logView]
-	shedRev int64 // the log's items up to this revision have been through shedEncodings
+	shedRev int64 // the log's items up to this revision have been through shedEncodings; the publisher's
 
 	replica      *replica // nil: a store of one
 	appliedIndex uint64   // replicated: the last Raft index applied (owned by the FSM)
