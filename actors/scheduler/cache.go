@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -69,7 +70,11 @@ func (c *Cache) SetNode(node *corev1.Node) {
 		if n.node == nil {
 			c.sorted = nil
 		}
+		was, labels := n.facts(), n.labels
 		n.SetNode(node)
+		if was.node && n.facts() == was && maps.Equal(labels, n.labels) {
+			return // a heartbeat: nothing a decision reads changed, no shard re-bids it
+		}
 		c.touch(n)
 		return
 	}
@@ -181,12 +186,28 @@ func (c *Cache) SetPod(pod *corev1.Pod) {
 		return
 	}
 	key := PodKey(pod)
+	if cp, ok := c.pods[key]; ok && sameCounts(cp, pod) && c.nodes[cp.node].replacePod(key, pod) {
+		// A newer version that counts the same on the same node (a status write, the
+		// binding observed after the assumption): nothing the decisions read changed,
+		// so the node is not touched and no shard re-bids it.
+		cp.pod = pod
+		delete(c.assumed, key)
+		return
+	}
 	c.remove(key)
 	delete(c.assumed, key)
 	if podpkg.Terminal(pod) {
 		return
 	}
 	c.add(key, pod, pod.Spec.NodeName)
+}
+
+// sameCounts tells whether pod, a newer version of the cached cp, is counted by the
+// same services and controllers on the same node: the same pod (uid) with the same
+// labels, still holding its room. NodeInfo.replacePod checks what the node counts.
+func sameCounts(cp *cachedPod, pod *corev1.Pod) bool {
+	return cp.pod.UID == pod.UID && cp.node == pod.Spec.NodeName && !podpkg.Terminal(pod) &&
+		maps.Equal(cp.pod.Labels, pod.Labels)
 }
 
 // DeletePod forgets a pod, bound or assumed.

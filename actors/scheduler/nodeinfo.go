@@ -100,6 +100,18 @@ func (n *NodeInfo) SetNode(node *corev1.Node) {
 	n.allocPods = allocatable(node, corev1.ResourcePods)
 }
 
+// nodeFacts are what decisions read of a node's object, but its labels.
+type nodeFacts struct {
+	node                                  bool
+	eligible                              bool
+	reason                                string
+	allocMilliCPU, allocMemory, allocPods int64
+}
+
+func (n *NodeInfo) facts() nodeFacts {
+	return nodeFacts{n.node != nil, n.eligible, n.reason, n.allocMilliCPU, n.allocMemory, n.allocPods}
+}
+
 // allocatable reads status.allocatable, falling back to status.capacity (v1.0 nodes
 // report only capacity). 0 means the node did not report the resource.
 func allocatable(node *corev1.Node, name corev1.ResourceName) int64 {
@@ -182,6 +194,19 @@ func (n *NodeInfo) AddPod(pod *corev1.Pod) {
 		}
 		n.disks[d.key] = append(n.disks[d.key], diskMount{pod: key, readOnly: d.readOnly, monitors: d.monitors})
 	}
+}
+
+// replacePod swaps a counted pod for a newer version of it that uses the same (its
+// requests, host ports and volumes), so that the node holds the newest version and
+// no older one, and reports whether it did: otherwise nothing changes.
+func (n *NodeInfo) replacePod(key string, pod *corev1.Pod) bool {
+	e, ok := n.pods[key]
+	if !ok || !e.u.equal(podUsage(pod)) {
+		return false
+	}
+	e.pod = pod
+	n.pods[key] = e
+	return true
 }
 
 // RemovePod stops counting a pod on the node. It subtracts exactly what AddPod added.

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"reflect"
 	"strings"
@@ -198,6 +199,31 @@ func checkStream(t *testing.T, seed int64, policy *Policy, limit int) {
 			} else {
 				c.SetController(st.NewRC(name, "app", []string{"web", "db"}[r.Intn(2)]))
 			}
+		case x == 6 && len(c.Nodes()) > 0: // a heartbeat or a change of a node, the node set unchanged
+			n := c.Nodes()[r.Intn(len(c.Nodes()))].Node().DeepCopy()
+			switch r.Intn(4) {
+			case 0:
+				n.Labels = maps.Clone(n.Labels)
+				n.Labels["zone"] = map[string]string{"a": "b", "b": "a"}[n.Labels["zone"]]
+			case 1:
+				n.Spec.Unschedulable = !n.Spec.Unschedulable
+			}
+			n.ResourceVersion = fmt.Sprint(step)
+			c.SetNode(n)
+		case x == 7 && len(placed) > 0: // a placed pod's newer version: its status, sometimes its labels or its end
+			i := r.Intn(len(placed))
+			cp := c.pods[placed[i]]
+			p := cp.pod.DeepCopy()
+			p.Spec.NodeName = cp.node
+			p.Status.Phase = corev1.PodRunning
+			if r.Intn(4) == 0 {
+				p.Labels = map[string]string{"app": []string{"web", "db"}[r.Intn(2)]}
+			}
+			if r.Intn(6) == 0 {
+				p.Status.Phase = corev1.PodSucceeded
+				placed = append(placed[:i], placed[i+1:]...)
+			}
+			c.SetPod(p)
 		default:
 			pod := templates[r.Intn(len(templates))].DeepCopy()
 			if r.Intn(10) == 0 {

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,13 @@ type usage struct {
 	nzMilliCPU, nzMemory int64
 	ports                []hostPort
 	disks                []disk
+}
+
+func (u usage) equal(o usage) bool {
+	return u.milliCPU == o.milliCPU && u.memory == o.memory && u.nzMilliCPU == o.nzMilliCPU && u.nzMemory == o.nzMemory &&
+		slices.Equal(u.ports, o.ports) && slices.EqualFunc(u.disks, o.disks, func(a, b disk) bool {
+		return a.key == b.key && a.readOnly == b.readOnly && slices.Equal(a.monitors, b.monitors)
+	})
 }
 
 // hostPort is protocol<<16 | port.
