@@ -82,7 +82,7 @@ func schedulerProps(e *env) *actor.Props {
 		return actor.EscalateDirective
 	})
 	return actor.PropsFromProducer(func() actor.Actor { return newSchedulerActor(e) },
-		actor.WithSupervisor(escalate), actor.WithDispatcher(e.workers), e.stats.scheduler.mailbox(),
+		actor.WithSupervisor(escalate), actor.WithDispatcher(longTurns{e.workers}), e.stats.scheduler.mailbox(),
 		actor.WithReceiverMiddleware(e.receiveWire)) // its bindings' answers may come from another member
 }
 
@@ -103,6 +103,7 @@ type schedulerActor struct {
 	rcs        map[string]struct{} // namespace/name of the replication controllers in the cache
 
 	queue   *scheduler.Queue       // pods waiting for a decision, queued or backing off
+	waiting map[string]waitingPod  // the newest version the inputs gave of each pending pod
 	binds   map[string]*binding    // bindings sent, not yet answered
 	span    trace.Span             // the round's span, when traced (tracing.go)
 	bidTime []time.Duration        // by shard: from the round's start to its bid, when traced
@@ -123,6 +124,17 @@ type schedulerActor struct {
 	flushAt     time.Time
 }
 
+// waitingPod is a pending pod as the pods' input last gave it, with its revision:
+// what the next decision about it binds, with that revision as the precondition. A
+// decision reads it rather than the store, whose lock the committer holds while it
+// publishes each group: at the envelope's size the scheduler spent a quarter of its
+// time waiting there. A version already superseded fails the binding's precondition,
+// and the retry reads the store.
+type waitingPod struct {
+	pod *corev1.Pod
+	rev int64
+}
+
 type binding struct {
 	pod      *corev1.Pod
 	decision scheduler.Decision
@@ -138,6 +150,7 @@ func newSchedulerActor(e *env) *schedulerActor {
 		services: make(map[string]struct{}),
 		rcs:      make(map[string]struct{}),
 		queue:    scheduler.NewQueue(),
+		waiting:  make(map[string]waitingPod),
 		binds:    make(map[string]*binding),
 		budget:   scheduler.NewEventBudget(scheduler.EventRate, scheduler.EventBurst, scheduler.MaxHeldEvents),
 	}
@@ -298,13 +311,13 @@ func (s *schedulerActor) input(in *schedInput) {
 	if in.snapshot {
 		s.reset(in)
 		for _, it := range in.items {
-			s.apply(in.resource, persistence.Added, it.Object)
+			s.apply(in.resource, persistence.Added, it)
 		}
 		s.loaded[in.resource] = true
 		return
 	}
 	for _, ev := range in.events {
-		s.apply(in.resource, ev.Type, ev.Item.Object)
+		s.apply(in.resource, ev.Type, ev.Item)
 	}
 }
 
@@ -354,13 +367,18 @@ func (s *schedulerActor) reset(in *schedInput) {
 				s.budget.Drop(k)
 			}
 		}
+		for k := range s.waiting {
+			if !present[k] {
+				delete(s.waiting, k)
+			}
+		}
 	}
 }
 
 func namespacedName(k persistence.Key) string { return k.Namespace + "/" + k.Name }
 
-func (s *schedulerActor) apply(resource string, typ persistence.EventType, obj any) {
-	switch o := obj.(type) {
+func (s *schedulerActor) apply(resource string, typ persistence.EventType, it *persistence.Item) {
+	switch o := it.Object.(type) {
 	case *corev1.Node:
 		s.nodeIn(typ, o)
 	case *corev1.Service:
@@ -382,7 +400,7 @@ func (s *schedulerActor) apply(resource string, typ persistence.EventType, obj a
 		s.cache.SetController(o)
 		s.rcs[key] = struct{}{}
 	case *corev1.Pod:
-		s.podIn(typ, o)
+		s.podIn(typ, o, it.Revision)
 	case *corev1.PersistentVolumeClaim:
 		if typ != persistence.Deleted && o.Status.Phase == corev1.ClaimBound {
 			s.changed = true // pods waiting for it (VolumeClaimsBound) may fit now
@@ -408,8 +426,9 @@ func (s *schedulerActor) nodeIn(typ persistence.EventType, node *corev1.Node) {
 	s.cache.SetNode(node)
 }
 
-func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
+func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod, rev int64) {
 	key := scheduler.PodKey(pod)
+	delete(s.waiting, key)
 	if typ == persistence.Deleted {
 		if pod.Spec.NodeName != "" || s.cache.IsAssumed(key) {
 			s.changed = true // its room is free
@@ -432,6 +451,7 @@ func (s *schedulerActor) podIn(typ persistence.EventType, pod *corev1.Pod) {
 		s.queue.Drop(key)
 		return
 	}
+	s.waiting[key] = waitingPod{pod: pod, rev: rev}
 	if !s.queue.Pending(key) {
 		s.queue.Add(key)
 	}
@@ -491,8 +511,12 @@ func (s *schedulerActor) next(ctx actor.Context) {
 	}
 }
 
-// current reads the pod as stored now, or nil when it no longer waits for us.
+// current returns the pod as the inputs last gave it (waitingPod) or else as stored
+// now, or nil when it no longer waits for us.
 func (s *schedulerActor) current(key string) (*corev1.Pod, int64) {
+	if w, ok := s.waiting[key]; ok {
+		return w.pod, w.rev
+	}
 	ns, name, _ := strings.Cut(key, "/")
 	it, err := s.env.store.Get(podKey(ns, name))
 	if err != nil {
@@ -592,6 +616,7 @@ func (s *schedulerActor) decide(ctx actor.Context, r *scheduler.Round) {
 		return
 	}
 	s.binds[r.Key] = &binding{pod: r.Pod, decision: d}
+	delete(s.waiting, r.Key) // a refused binding reads the store again
 	s.queue.Drop(r.Key)
 	s.budget.Drop(r.Key) // why it waited no longer matters
 	sc := s.roundDone(d, "bound")

@@ -18,6 +18,7 @@ import (
 	"github.com/kubeactor/kubeactor/actors/scheduler"
 	st "github.com/kubeactor/kubeactor/actors/scheduler/schedtest"
 	"github.com/kubeactor/kubeactor/persistence"
+	"github.com/kubeactor/kubeactor/persistence/command"
 )
 
 // startScheduling starts a system with the scheduler on two shards and a fixed seed.
@@ -204,6 +205,43 @@ func TestSchedulerUnschedulableThenBound(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestSchedulerBindsTheNewestVersion: a pod waiting for room is changed (a label
+// added); once a node comes it is bound, and the binding keeps the change: the
+// scheduler binds the version its input last gave, or reads the store again when
+// the binding's precondition finds that version superseded.
+func TestSchedulerBindsTheNewestVersion(t *testing.T) {
+	store := openStore(t)
+	s := startScheduling(t, store, nil)
+	create(t, s, st.NewNode("small").CPU("1").Obj())
+	create(t, s, st.NewPod("web").CPU("2").Obj())
+	waitFor(t, "FailedScheduling event", func() error {
+		if len(failedScheduling(store, "web")) == 0 {
+			return fmt.Errorf("no event yet")
+		}
+		return nil
+	})
+	it, err := store.Get(podKey("default", "web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := it.Object.(*corev1.Pod).DeepCopy()
+	changed.Labels = map[string]string{"tier": "front"}
+	if _, err := s.Update(context.Background(), podKey("default", "web"), changed, command.Preconditions{}); err != nil {
+		t.Fatal(err)
+	}
+	create(t, s, st.NewNode("big").CPU("4").Obj())
+	waitFor(t, "pod bound after a node came", func() error {
+		if n := boundTo(t, store, "web"); n != "big" {
+			return fmt.Errorf("bound to %q", n)
+		}
+		return nil
+	})
+	it, _ = store.Get(podKey("default", "web"))
+	if got := it.Object.(*corev1.Pod).Labels["tier"]; got != "front" {
+		t.Fatalf("the bound pod lost the change: labels %v", it.Object.(*corev1.Pod).Labels)
+	}
 }
 
 func TestSchedulerHostPorts(t *testing.T) {
