@@ -45,6 +45,16 @@ func closeStore(t testing.TB, s *Store) {
 	}
 }
 
+// applyEach applies cmds one transaction each, in order, failing t on the first error.
+func applyEach(t testing.TB, s *Store, cmds ...Command) {
+	t.Helper()
+	for _, c := range cmds {
+		if _, _, err := s.Apply(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func podKey(ns, name string) Key { return Key{Resource: "pods", Namespace: ns, Name: name} }
 
 // pod builds a realistic pod of about 1.5 KB of JSON.

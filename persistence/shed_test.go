@@ -146,15 +146,11 @@ func TestShedLateSupersede(t *testing.T) {
 func TestReopenKeepsOldVersionsLean(t *testing.T) {
 	fs := vfs.NewMem()
 	s := openMem(t, fs, 0)
-	for _, c := range []Command{
+	applyEach(t, s,
 		create("ns", "a"), create("ns", "b"),
 		update("ns", "a", 0, "nginx:1"), update("ns", "a", 0, "nginx:2"),
 		del("ns", "b"), create("ns", "b"),
-	} {
-		if _, _, err := s.Apply(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	)
 	read := func(s *Store) []string {
 		t.Helper()
 		w, err := s.Watch(ctx, "pods", "", 0)

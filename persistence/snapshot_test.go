@@ -22,11 +22,7 @@ func names(sn *Snapshot, namespace, after string, limit int) []string {
 func TestSnapshotAscend(t *testing.T) {
 	s := openMem(t, nil, 0)
 	defer closeStore(t, s)
-	for _, c := range []Command{create("b", "y"), create("a", "x2"), create("a", "x1"), create("c", "z"), create("b", "w")} {
-		if _, _, err := s.Apply(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applyEach(t, s, create("b", "y"), create("a", "x2"), create("a", "x1"), create("c", "z"), create("b", "w"))
 	sn := s.Snapshot("pods")
 	tests := []struct {
 		name, namespace, after string
@@ -62,11 +58,7 @@ func TestSnapshotAscend(t *testing.T) {
 func TestAscendCurrent(t *testing.T) {
 	s := openMem(t, nil, 0)
 	defer closeStore(t, s)
-	for _, c := range []Command{create("b", "y"), create("a", "x2"), create("a", "x1"), create("b", "w"), del("a", "x2")} {
-		if _, _, err := s.Apply(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applyEach(t, s, create("b", "y"), create("a", "x2"), create("a", "x1"), create("b", "w"), del("a", "x2"))
 	tests := []struct {
 		name, resource, namespace string
 		limit                     int

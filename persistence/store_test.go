@@ -136,16 +136,12 @@ func TestItemJSONIsAValidObject(t *testing.T) {
 		Data: map[string]string{"k": `"resourceVersion":"` + rvPlaceholder + `"`}}
 	p := pod("ns", "a")
 	p.APIVersion, p.Kind = "v1", "Pod"
-	for _, c := range []Command{
-		{Op: OpCreate, Key: Key{Resource: "configmaps", Namespace: "ns", Name: "cfg"}, Object: cm},
-		{Op: OpCreate, Key: podKey("ns", "a"), Object: p},
-		{Op: OpCreate, Key: podKey("ns", "b"), Object: pod("ns", "b")},
-		{Op: OpDelete, Key: podKey("ns", "b")},
-	} {
-		if _, _, err := s.Apply(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applyEach(t, s,
+		Command{Op: OpCreate, Key: Key{Resource: "configmaps", Namespace: "ns", Name: "cfg"}, Object: cm},
+		Command{Op: OpCreate, Key: podKey("ns", "a"), Object: p},
+		Command{Op: OpCreate, Key: podKey("ns", "b"), Object: pod("ns", "b")},
+		Command{Op: OpDelete, Key: podKey("ns", "b")},
+	)
 	w, err := s.Watch(ctx, "pods", "", 0)
 	if err != nil {
 		t.Fatal(err)

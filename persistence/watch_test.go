@@ -98,11 +98,7 @@ func TestWatch(t *testing.T) {
 func TestWatchDeletedCarriesLastState(t *testing.T) {
 	s := openMem(t, nil, 0)
 	defer closeStore(t, s)
-	for _, c := range []Command{create("a", "x"), update("a", "x", 0, "nginx:last"), del("a", "x")} {
-		if _, _, err := s.Apply(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applyEach(t, s, create("a", "x"), update("a", "x", 0, "nginx:last"), del("a", "x"))
 	w, err := s.Watch(ctx, "pods", "", 2)
 	if err != nil {
 		t.Fatal(err)
