@@ -126,9 +126,9 @@ func (s storeLimitRanges) LimitRanges(namespace string) ([]*corev1.LimitRange, e
 		err error
 	)
 	s.st.AscendCurrent("limitranges", namespace, func(it *persistence.Item) bool {
-		lr, ok := it.Object.(*corev1.LimitRange)
+		lr, ok := it.Object().(*corev1.LimitRange)
 		if !ok {
-			err = fmt.Errorf("limitrange %s is a %T", namespace, it.Object)
+			err = fmt.Errorf("limitrange %s is a %T", namespace, it.Object())
 			return false
 		}
 		out = append(out, lr)
@@ -154,9 +154,9 @@ func storeGet[T runtime.Object](st *persistence.Store, key persistence.Key) (obj
 	if err != nil {
 		return obj, false, err
 	}
-	obj, ok := it.Object.(T)
+	obj, ok := it.Object().(T)
 	if !ok {
-		return obj, false, fmt.Errorf("%s %s/%s is a %T", key.Resource, key.Namespace, key.Name, it.Object)
+		return obj, false, fmt.Errorf("%s %s/%s is a %T", key.Resource, key.Namespace, key.Name, it.Object())
 	}
 	return obj, true, nil
 }

@@ -179,7 +179,7 @@ func TestAdmissionInTheObjectActor(t *testing.T) {
 			t.Fatalf("dry-run delete: %v %v", obj, err)
 		}
 		it, err := st.Get(podK("kept"))
-		if err != nil || it.Object.(*corev1.Pod).Labels["dry"] != "" {
+		if err != nil || it.Object().(*corev1.Pod).Labels["dry"] != "" {
 			t.Fatalf("after dry runs: %v %v", it, err)
 		}
 		for _, a := range rec.asked("pods", "kept")[1:] {
@@ -210,7 +210,7 @@ func TestAdmissionInTheObjectActor(t *testing.T) {
 		eventually(t, 20*time.Second, "two pods of the RC", func() bool {
 			pods = nil
 			st.Snapshot("pods").Ascend("default", "", func(it *persistence.Item) bool {
-				if p := it.Object.(*corev1.Pod); p.Labels["app"] == "frontend" {
+				if p := it.Object().(*corev1.Pod); p.Labels["app"] == "frontend" {
 					pods = append(pods, p)
 				}
 				return true

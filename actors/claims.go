@@ -42,6 +42,10 @@ func Claims(nodes NodeOptions) (func(resource string, obj runtime.Object) []stri
 	}, nil
 }
 
+// ClaimResources are the resources whose objects Claims finds claims in
+// (persistence's Options.ClaimResources).
+var ClaimResources = []string{"services", "nodes"}
+
 // heldByAnother reports whether the store names an object other than key as the
 // holder of claim: a value another member's allocator gave out, which this member's
 // does not know of.

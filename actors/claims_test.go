@@ -46,8 +46,12 @@ func TestClaimsOfObjects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := claims(tt.resource, tt.obj); !slices.Equal(got, tt.want) {
+			got := claims(tt.resource, tt.obj)
+			if !slices.Equal(got, tt.want) {
 				t.Fatalf("claims %v, want %v", got, tt.want)
+			}
+			if len(got) > 0 && !slices.Contains(ClaimResources, tt.resource) {
+				t.Fatalf("%s claim %v, but ClaimResources %v leaves them out: the store would not ask", tt.resource, got, ClaimResources)
 			}
 		})
 	}

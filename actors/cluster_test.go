@@ -290,7 +290,7 @@ func TestClusterServicesAndNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := persistence.Open(persistence.Options{InMemory: true, NewObject: newObject, Claims: claims})
+	st, err := persistence.Open(persistence.Options{InMemory: true, NewObject: newObject, Claims: claims, ClaimResources: ClaimResources})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestClusterServicesAndNodes(t *testing.T) {
 		t.Helper()
 		seen := map[string]string{}
 		st.Snapshot("services").Ascend("", "", func(it *persistence.Item) bool {
-			svc := it.Object.(*corev1.Service)
+			svc := it.Object().(*corev1.Service)
 			vals := []string{"ip " + svc.Spec.ClusterIP}
 			for _, p := range svc.Spec.Ports {
 				vals = append(vals, fmt.Sprintf("port %d", p.NodePort))
@@ -441,7 +441,7 @@ func TestClusterServicesAndNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	upd := it.Object.DeepCopyObject().(*corev1.Node)
+	upd := it.Object().DeepCopyObject().(*corev1.Node)
 	upd.Spec.PodCIDR, upd.Spec.PodCIDRs, upd.Spec.Unschedulable = "", nil, true
 	if _, err := a.Update(ctx, nodeKey(nodeOfB), upd, command.Preconditions{}); err != nil {
 		t.Fatalf("update node %s on its new owner: %v", nodeOfB, err)
@@ -457,7 +457,7 @@ func TestClusterServicesAndNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc := it.Object.DeepCopyObject().(*corev1.Service)
+		svc := it.Object().DeepCopyObject().(*corev1.Service)
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: "b", Port: 81, Protocol: corev1.ProtocolTCP})
 		svc.Spec.Ports[0].Name = "a"
 		if _, err := a.Update(ctx, svcKey(name), svc, command.Preconditions{}); err != nil {
@@ -746,7 +746,7 @@ func TestClusterSchedulerMember(t *testing.T) {
 		eventually(t, 20*time.Second, pod+" bound, Scheduled by "+host, func() bool {
 			found := false
 			store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
-				ev := it.Object.(*corev1.Event)
+				ev := it.Object().(*corev1.Event)
 				found = found || ev.Reason == "Scheduled" && ev.InvolvedObject.Name == pod && ev.Source.Host == host
 				return true
 			})

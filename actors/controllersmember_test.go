@@ -198,7 +198,7 @@ func TestClusterControllersMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ip := netip.MustParseAddr(it.Object.(*corev1.Service).Spec.ClusterIP); !services.ClusterIPRange.Contains(ip) {
+	if ip := netip.MustParseAddr(it.Object().(*corev1.Service).Spec.ClusterIP); !services.ClusterIPRange.Contains(ip) {
 		t.Errorf("cluster IP %s not of the member's range %s", ip, services.ClusterIPRange)
 	}
 	eventually(t, 10*time.Second, "builder's token, by k1's token controller", func() bool {
@@ -214,12 +214,12 @@ func TestClusterControllersMember(t *testing.T) {
 			clock.Advance(3 * time.Second)
 			forceSync(t, host, nodeKey(nodeName))
 			it, err := store.Get(podKey("default", "on-"+nodeName))
-			return err != nil || it.Object.(*corev1.Pod).DeletionTimestamp != nil
+			return err != nil || it.Object().(*corev1.Pod).DeletionTimestamp != nil
 		})
 		eventually(t, 10*time.Second, "NodeNotReady of "+nodeName+" from "+name, func() bool {
 			found := false
 			store.Snapshot("events").Ascend("", "", func(it *persistence.Item) bool {
-				ev := it.Object.(*corev1.Event)
+				ev := it.Object().(*corev1.Event)
 				found = found || ev.Reason == node.EventNodeNotReady && ev.InvolvedObject.Name == nodeName && ev.Source.Host == name
 				return true
 			})

@@ -164,12 +164,12 @@ func (fx *effects) Serves(resource string) bool {
 }
 
 func (fx *effects) Each(resource, namespace string, fn func(obj runtime.Object) bool) {
-	fx.env.store.Snapshot(resource).Ascend(namespace, "", func(it *persistence.Item) bool { return fn(it.Object) })
+	fx.env.store.Snapshot(resource).Ascend(namespace, "", func(it *persistence.Item) bool { return fn(it.Object()) })
 }
 
 func (fx *effects) Related(resource, namespace string, uid types.UID, prefix string, fn func(obj runtime.Object) bool) {
 	for _, it := range fx.env.store.Related(resource, namespace, uid, prefix) {
-		if !fn(it.Object) {
+		if !fn(it.Object()) {
 			return
 		}
 	}
@@ -182,7 +182,7 @@ func (fx *effects) Get(ref control.Ref) runtime.Object {
 	if err != nil {
 		return nil
 	}
-	return it.Object
+	return it.Object()
 }
 
 func (fx *effects) Contents(ns string) ([]control.Ref, bool) {

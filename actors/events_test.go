@@ -29,8 +29,8 @@ func storedEvents(t testing.TB, st *persistence.Store, selector string) []*corev
 	r, _ := kinds.Lookup("events")
 	var out []*corev1.Event
 	st.Snapshot("events").Ascend("", "", func(it *persistence.Item) bool {
-		if sel.Matches(r.Fields(it.Object)) {
-			out = append(out, it.Object.(*corev1.Event))
+		if sel.Matches(r.Fields(it.Object())) {
+			out = append(out, it.Object().(*corev1.Event))
 		}
 		return true
 	})

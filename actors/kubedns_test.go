@@ -41,7 +41,7 @@ func TestKubeDNSService(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				svc := it.Object.(*corev1.Service)
+				svc := it.Object().(*corev1.Service)
 				if svc.Spec.ClusterIP != "10.0.0.5" || len(svc.Spec.Ports) != 2 || svc.Labels["k8s-app"] != "kube-dns" ||
 					svc.Spec.Ports[0].Protocol != corev1.ProtocolUDP || svc.Spec.Ports[1].Protocol != corev1.ProtocolTCP ||
 					svc.Spec.Ports[0].Port != 53 || svc.Spec.Ports[0].TargetPort.IntValue() != int(ap.Port()) {
@@ -51,7 +51,7 @@ func TestKubeDNSService(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ss := it.Object.(*corev1.Endpoints).Subsets
+				ss := it.Object().(*corev1.Endpoints).Subsets
 				if len(ss) != 1 || ss[0].Addresses[0].IP != ap.Addr().String() || len(ss[0].Ports) != 2 || ss[0].Ports[0].Port != int32(ap.Port()) {
 					t.Fatalf("kube-dns endpoints %+v", ss)
 				}

@@ -46,7 +46,7 @@ func (s *System) EnsureKubeDNSService(ctx context.Context, dns netip.AddrPort) e
 	svc := service.KubeDNSService(ip, int32(dns.Port()))
 	key := persistence.Key{Resource: "services", Namespace: service.KubeDNSNamespace, Name: service.KubeDNSName}
 	if it, err := s.env.store.Get(key); err == nil {
-		if cur, ok := it.Object.(*corev1.Service); ok && cur.Spec.ClusterIP != svc.Spec.ClusterIP {
+		if cur, ok := it.Object().(*corev1.Service); ok && cur.Spec.ClusterIP != svc.Spec.ClusterIP {
 			if _, _, err := s.Delete(ctx, key, DeleteOptions{Preconditions: command.Preconditions{UID: cur.UID}}); err != nil {
 				return fmt.Errorf("kube-dns service: replace %s: %w", cur.Spec.ClusterIP, err)
 			}
@@ -106,13 +106,13 @@ func (s *System) ensure(ctx context.Context, key persistence.Key, want runtime.O
 	case err != nil:
 		return err
 	}
-	next := change(it.Object)
+	next := change(it.Object())
 	if next == nil {
 		return nil
 	}
-	m, ok := it.Object.(metav1.Object)
+	m, ok := it.Object().(metav1.Object)
 	if !ok {
-		return fmt.Errorf("%T has no metadata", it.Object)
+		return fmt.Errorf("%T has no metadata", it.Object())
 	}
 	_, err = s.Update(ctx, key, next, command.Preconditions{UID: m.GetUID(), ResourceVersion: it.Revision})
 	return err

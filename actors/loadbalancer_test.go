@@ -20,7 +20,7 @@ func lbIngress(t testing.TB, s *System, name string) []string {
 		t.Fatalf("get service %s: %v", name, err)
 	}
 	var ips []string
-	for _, in := range it.Object.(*corev1.Service).Status.LoadBalancer.Ingress {
+	for _, in := range it.Object().(*corev1.Service).Status.LoadBalancer.Ingress {
 		ips = append(ips, in.IP)
 	}
 	return ips
@@ -111,7 +111,7 @@ func TestLoadBalancerIngressFollowsNodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	np := it.Object.(*corev1.Service).DeepCopy()
+	np := it.Object().(*corev1.Service).DeepCopy()
 	np.Spec.Type = corev1.ServiceTypeNodePort
 	if _, err := s.Update(ctx, svcKey("default", "lb"), np, command.Preconditions{}); err != nil {
 		t.Fatalf("update to NodePort: %v", err)

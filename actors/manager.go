@@ -143,7 +143,7 @@ func (m *manager) load(ctx actor.Context) {
 	}
 	started := 0
 	m.env.store.Snapshot(m.resource).Ascend("", "", func(it *persistence.Item) bool {
-		if _, local := m.env.where(it.Key); local && (!m.onDemand || needsActor(it.Object)) {
+		if _, local := m.env.where(it.Key); local && (!m.onDemand || needsActor(it.Peek())) {
 			if m.spawn(ctx, it.Key, &cell{key: it.Key, initial: it, ctrl: m.newCtrl()}) != nil {
 				started++
 			}

@@ -50,7 +50,7 @@ func (c *nodeCIDRs) load(m *manager) {
 	m.env.store.Snapshot("nodes").Ascend("", "", func(it *persistence.Item) bool {
 		// Another member's nodes are its allocator's: this one learns of what they
 		// hold from the store when it allocates (heldByAnother).
-		if n, ok := it.Object.(*corev1.Node); ok && m.env.local(it.Key) {
+		if n, ok := it.Object().(*corev1.Node); ok && m.env.local(it.Key) {
 			nodes = append(nodes, n)
 		}
 		return true
@@ -81,7 +81,7 @@ func (c *nodeCIDRs) loadStored(m *manager, k objKey) {
 	if err != nil {
 		return
 	}
-	if p, ok := node.PodCIDR(it.Object.(*corev1.Node)); ok {
+	if p, ok := node.PodCIDR(it.Object().(*corev1.Node)); ok {
 		if _, ours := c.cidr.Claim(p); ours {
 			_ = c.cidr.Allocate(p) // marked already when it was foreign
 			delete(c.foreign, p)
@@ -186,7 +186,7 @@ func (c *nodeCIDRs) forget(m *manager, k objKey) {
 	it, err := m.env.store.Get(persistence.Key{Resource: "nodes", Name: k.name})
 	switch {
 	case err == nil:
-		n, _ := it.Object.(*corev1.Node)
+		n, _ := it.Object().(*corev1.Node)
 		stored, _ = node.PodCIDR(n)
 	case !errors.Is(err, persistence.ErrNotFound):
 		m.env.log.WithFields(logrus.Fields{"node": k.name, "error": err}).Error("read node to release its pod CIDR")

@@ -26,7 +26,7 @@ func podCIDRs(t *testing.T, s *System, names []string) map[string]string {
 	out := map[string]string{}
 	for _, name := range names {
 		if it, err := s.env.store.Get(nodeKey(name)); err == nil {
-			out[name] = it.Object.(*corev1.Node).Spec.PodCIDR
+			out[name] = it.Object().(*corev1.Node).Spec.PodCIDR
 		}
 	}
 	return out

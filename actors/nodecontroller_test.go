@@ -87,7 +87,7 @@ func getNode(t testing.TB, st *persistence.Store, name string) *corev1.Node {
 	if err != nil {
 		t.Fatalf("get node %s: %v", name, err)
 	}
-	return it.Object.(*corev1.Node)
+	return it.Object().(*corev1.Node)
 }
 
 func readyStatus(n *corev1.Node) corev1.ConditionStatus {
@@ -186,7 +186,7 @@ func TestNodeEvictionRateLimited(t *testing.T) {
 		n := 0
 		for _, name := range nodes {
 			it, err := st.Get(podKey("default", "p-"+name))
-			if errors.Is(err, persistence.ErrNotFound) || (err == nil && it.Object.(*corev1.Pod).DeletionTimestamp != nil) {
+			if errors.Is(err, persistence.ErrNotFound) || (err == nil && it.Object().(*corev1.Pod).DeletionTimestamp != nil) {
 				n++
 			}
 		}
@@ -229,7 +229,7 @@ func TestNodeEvictionRateLimited(t *testing.T) {
 		step(time.Minute)
 	}
 	it, err := st.Get(podKey("default", "p-healthy"))
-	if err != nil || it.Object.(*corev1.Pod).DeletionTimestamp != nil {
+	if err != nil || it.Object().(*corev1.Pod).DeletionTimestamp != nil {
 		t.Fatalf("the healthy node's pod was evicted: %v", err)
 	}
 }

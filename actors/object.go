@@ -239,7 +239,7 @@ func (a *objectActor) catchUp() {
 		return
 	}
 	if it, err := a.env.store.Get(a.cell.key); err == nil && it.Revision > a.rev {
-		a.obj, a.rev = it.Object, it.Revision
+		a.obj, a.rev = it.Object(), it.Revision
 	}
 }
 
@@ -356,7 +356,7 @@ func (a *objectActor) load() {
 	c := a.cell
 	switch {
 	case !c.started && c.initial != nil:
-		a.obj, a.rev = c.initial.Object, c.initial.Revision
+		a.obj, a.rev = c.initial.Object(), c.initial.Revision
 		c.initial = nil
 	case !c.started && c.absent:
 		a.obj, a.rev = nil, 0
@@ -376,7 +376,7 @@ func (a *objectActor) reload() {
 	case err != nil:
 		panic(fmt.Errorf("reload %s %s/%s: %w", a.cell.key.Resource, a.cell.key.Namespace, a.cell.key.Name, err))
 	default:
-		a.obj, a.rev = it.Object, it.Revision
+		a.obj, a.rev = it.Object(), it.Revision
 	}
 }
 

@@ -98,7 +98,7 @@ func TestActorsOnDemand(t *testing.T) {
 				return err
 			},
 			check: func(t *testing.T, st *persistence.Store) {
-				if it, err := st.Get(podKey("ns", "p1")); err != nil || it.Object.(*corev1.Pod).Spec.Containers[0].Image != "redis" {
+				if it, err := st.Get(podKey("ns", "p1")); err != nil || it.Object().(*corev1.Pod).Spec.Containers[0].Image != "redis" {
 					t.Fatalf("update not stored: %v", err)
 				}
 			},
@@ -113,7 +113,7 @@ func TestActorsOnDemand(t *testing.T) {
 				return nil
 			},
 			check: func(t *testing.T, st *persistence.Store) {
-				if it, err := st.Get(podKey("ns", "p2")); err != nil || it.Object.(*corev1.Pod).Spec.Containers[0].Image != "nginx" {
+				if it, err := st.Get(podKey("ns", "p2")); err != nil || it.Object().(*corev1.Pod).Spec.Containers[0].Image != "nginx" {
 					t.Fatalf("p2 changed by a refused create: %v", err)
 				}
 			},
@@ -139,7 +139,7 @@ func TestActorsOnDemand(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				cur := it.Object.(*corev1.Pod)
+				cur := it.Object().(*corev1.Pod)
 				next, err := podpkg.Bind(cur, &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "free"},
 					Target: corev1.ObjectReference{Kind: "Node", Name: "n2"}}, clock.Now())
 				if err != nil {
@@ -150,7 +150,7 @@ func TestActorsOnDemand(t *testing.T) {
 				return err
 			},
 			check: func(t *testing.T, st *persistence.Store) {
-				if it, err := st.Get(podKey("ns", "free")); err != nil || it.Object.(*corev1.Pod).Spec.NodeName != "n2" {
+				if it, err := st.Get(podKey("ns", "free")); err != nil || it.Object().(*corev1.Pod).Spec.NodeName != "n2" {
 					t.Fatalf("binding not stored: %v", err)
 				}
 			},
@@ -224,7 +224,7 @@ func TestActorsOnDemand(t *testing.T) {
 				return err
 			},
 			check: func(t *testing.T, st *persistence.Store) {
-				if it, err := st.Get(podKey("ns", "p7")); err != nil || it.Object.(*corev1.Pod).Spec.Containers[0].Image != "redis" {
+				if it, err := st.Get(podKey("ns", "p7")); err != nil || it.Object().(*corev1.Pod).Spec.Containers[0].Image != "redis" {
 					t.Fatalf("update after the idle stop not stored: %v", err)
 				}
 			},

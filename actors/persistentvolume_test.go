@@ -104,12 +104,12 @@ type bindings struct {
 func readBinding(st *persistence.Store) bindings {
 	b := bindings{volumes: map[string]*corev1.PersistentVolume{}, claims: map[string]*corev1.PersistentVolumeClaim{}}
 	st.Snapshot("persistentvolumes").Ascend("", "", func(it *persistence.Item) bool {
-		pv := it.Object.(*corev1.PersistentVolume)
+		pv := it.Object().(*corev1.PersistentVolume)
 		b.volumes[pv.Name] = pv
 		return true
 	})
 	st.Snapshot("persistentvolumeclaims").Ascend("", "", func(it *persistence.Item) bool {
-		c := it.Object.(*corev1.PersistentVolumeClaim)
+		c := it.Object().(*corev1.PersistentVolumeClaim)
 		b.claims[c.Name] = c
 		return true
 	})
@@ -238,7 +238,7 @@ func finishRecycler(t *testing.T, s *System, st *persistence.Store, pv string, p
 	eventually(t, 20*time.Second, "recycler pod of "+pv+" created", func() bool {
 		it, err := st.Get(key)
 		if err == nil {
-			p, _ = it.Object.(*corev1.Pod)
+			p, _ = it.Object().(*corev1.Pod)
 		}
 		return p != nil
 	})

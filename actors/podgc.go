@@ -25,6 +25,9 @@ type podGCTick struct{}
 type podGCState struct {
 	timer    Timer
 	inFlight map[persistence.Key]bool // deletes sent and not answered
+	// counted is the pods' Changed revision noted before the last count: while it
+	// stays, no pod terminated or went, so a count would find what the last one did.
+	counted int64
 }
 
 // podGC is the terminated-pod garbage collector: every PodGCPeriod it reads the
@@ -83,9 +86,19 @@ func (g *podGC) arm(ctx actor.Context) {
 
 // collect deletes the terminated pods beyond the threshold.
 func (g *podGC) collect(ctx actor.Context) {
+	changed := g.env.store.Changed("pods")
+	if changed == g.st.counted && len(g.st.inFlight) == 0 {
+		return
+	}
+	g.st.counted = changed
 	var pods []*corev1.Pod
 	g.env.store.Snapshot("pods").Ascend("", "", func(it *persistence.Item) bool {
-		if p, ok := it.Object.(*corev1.Pod); ok {
+		// Only terminated pods count: the others are not decoded (nor kept decoded)
+		// for it, which every 20 s would keep every pod of the store decoded.
+		if !pod.MayBeTerminal(it.JSON()) {
+			return true
+		}
+		if p, ok := it.Object().(*corev1.Pod); ok {
 			pods = append(pods, p)
 		}
 		return true

@@ -50,7 +50,7 @@ func used(st *persistence.Store, ns, quota string, name corev1.ResourceName) int
 	if err != nil {
 		return -1
 	}
-	q, ok := it.Object.(*corev1.ResourceQuota).Status.Used[name]
+	q, ok := it.Object().(*corev1.ResourceQuota).Status.Used[name]
 	if !ok {
 		return -1
 	}
@@ -163,7 +163,7 @@ func TestQuotaStopsReplicationController(t *testing.T) {
 	eventually(t, 10*time.Second, "FailedCreate event", func() bool {
 		found := false
 		st.Snapshot("events").Ascend("ns", "", func(it *persistence.Item) bool {
-			e := it.Object.(*corev1.Event)
+			e := it.Object().(*corev1.Event)
 			found = e.Reason == "FailedCreate" && strings.Contains(e.Message, "Limited to 5 pods")
 			return !found
 		})

@@ -40,7 +40,7 @@ func newRC(ns, name string, replicas int32) *corev1.ReplicationController {
 // rcPods returns the pods of namespace ns whose controller is the RC named rc.
 func rcPods(st *persistence.Store, ns, rc string) (owned []*corev1.Pod, all []*corev1.Pod) {
 	st.Snapshot("pods").Ascend(ns, "", func(it *persistence.Item) bool {
-		p := it.Object.(*corev1.Pod)
+		p := it.Object().(*corev1.Pod)
 		all = append(all, p)
 		if ref := metav1.GetControllerOf(p); ref != nil && ref.Name == rc {
 			owned = append(owned, p)
@@ -77,7 +77,7 @@ func waitReplicas(t *testing.T, st *persistence.Store, ns, rc string, want int) 
 		if err != nil {
 			return err
 		}
-		r := it.Object.(*corev1.ReplicationController)
+		r := it.Object().(*corev1.ReplicationController)
 		if int(r.Status.Replicas) != want || r.Status.ObservedGeneration != r.Generation {
 			return fmt.Errorf("status %+v, generation %d", r.Status, r.Generation)
 		}
@@ -94,7 +94,7 @@ func scaleRC(t *testing.T, s *System, st *persistence.Store, ns, name string, re
 		if err != nil {
 			t.Fatal(err)
 		}
-		next := it.Object.DeepCopyObject().(*corev1.ReplicationController)
+		next := it.Object().DeepCopyObject().(*corev1.ReplicationController)
 		next.Spec.Replicas = &replicas
 		next.Generation++
 		_, err = s.Update(context.Background(), rcKey(ns, name), next, command.Preconditions{ResourceVersion: it.Revision})

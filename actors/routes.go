@@ -18,7 +18,7 @@ import (
 // podToRCs routes a pod's change to the RC that controls it or, for an orphan, to
 // every RC of its namespace whose selector matches it (which may adopt it).
 func podToRCs(e *env, ev persistence.Event) []persistence.Key {
-	p, ok := ev.Item.Object.(*corev1.Pod)
+	p, ok := ev.Item.Object().(*corev1.Pod)
 	if !ok {
 		return nil
 	}
@@ -41,7 +41,7 @@ func podToRCs(e *env, ev persistence.Event) []persistence.Key {
 // current objects, under the store's read lock (keep must be quick).
 func keysWhere[T runtime.Object](e *env, resource, namespace string, keys []persistence.Key, keep func(T) bool) []persistence.Key {
 	e.store.AscendCurrent(resource, namespace, func(it *persistence.Item) bool {
-		if o, ok := it.Object.(T); ok && keep(o) {
+		if o, ok := it.Object().(T); ok && keep(o) {
 			keys = append(keys, it.Key)
 		}
 		return true
@@ -52,14 +52,14 @@ func keysWhere[T runtime.Object](e *env, resource, namespace string, keys []pers
 // podToServices routes a pod's change to the services of its namespace whose selector
 // matches the pod, and to those whose endpoints list it (it may have stopped matching).
 func podToServices(e *env, ev persistence.Event) []persistence.Key {
-	p, ok := ev.Item.Object.(*corev1.Pod)
+	p, ok := ev.Item.Object().(*corev1.Pod)
 	if !ok {
 		return nil
 	}
 	seen := map[string]bool{}
 	var keys []persistence.Key
 	e.store.AscendCurrent("services", p.Namespace, func(it *persistence.Item) bool {
-		svc, ok := it.Object.(*corev1.Service)
+		svc, ok := it.Object().(*corev1.Service)
 		if ok && service.Selects(svc, p) {
 			keys = append(keys, it.Key)
 			seen[svc.Name] = true
@@ -67,7 +67,7 @@ func podToServices(e *env, ev persistence.Event) []persistence.Key {
 		return true
 	})
 	e.store.AscendCurrent("endpoints", p.Namespace, func(it *persistence.Item) bool {
-		ep, ok := it.Object.(*corev1.Endpoints)
+		ep, ok := it.Object().(*corev1.Endpoints)
 		if ok && !seen[ep.Name] && service.Lists(ep, p) {
 			keys = append(keys, persistence.Key{Resource: "services", Namespace: p.Namespace, Name: ep.Name})
 		}
@@ -81,7 +81,7 @@ func podToServices(e *env, ev persistence.Event) []persistence.Key {
 // that serves (Ready, its service proxy running), and those that list the address of
 // a node that does not or is gone. A heartbeat that changes nothing routes nowhere.
 func nodeToLoadBalancers(e *env, ev persistence.Event) []persistence.Key {
-	n, ok := ev.Item.Object.(*corev1.Node)
+	n, ok := ev.Item.Object().(*corev1.Node)
 	if !ok {
 		return nil
 	}
@@ -104,7 +104,7 @@ func podKey(ns, name string) persistence.Key {
 // counting); a quota's own change is its own actor's business.
 func toQuotas(e *env, ev persistence.Event) []persistence.Key {
 	if ev.Type == persistence.Modified {
-		if p, ok := ev.Item.Object.(*corev1.Pod); !ok || !pod.Terminal(p) {
+		if p, ok := ev.Item.Object().(*corev1.Pod); !ok || !pod.Terminal(p) {
 			return nil
 		}
 	}
@@ -121,7 +121,7 @@ func toQuotas(e *env, ev persistence.Event) []persistence.Key {
 // volumeToClaims routes a volume's change to the claim its claimRef names and, when
 // the volume is free, to every claim that is not bound yet (it may now fit one).
 func volumeToClaims(e *env, ev persistence.Event) []persistence.Key {
-	pv, ok := ev.Item.Object.(*corev1.PersistentVolume)
+	pv, ok := ev.Item.Object().(*corev1.PersistentVolume)
 	if !ok {
 		return nil
 	}
@@ -143,7 +143,7 @@ func volumeToClaims(e *env, ev persistence.Event) []persistence.Key {
 // claimToVolumes routes a claim's change (its deletion above all) to the volumes
 // whose claimRef names it: they become Bound, or Released.
 func claimToVolumes(e *env, ev persistence.Event) []persistence.Key {
-	c, ok := ev.Item.Object.(*corev1.PersistentVolumeClaim)
+	c, ok := ev.Item.Object().(*corev1.PersistentVolumeClaim)
 	if !ok {
 		return nil
 	}
@@ -156,7 +156,7 @@ func claimToVolumes(e *env, ev persistence.Event) []persistence.Key {
 // the volume is reclaimed once the pod finished; its deletion: a new one may be
 // made) to the volume its annotation names.
 func recyclerToVolume(e *env, ev persistence.Event) []persistence.Key {
-	p, ok := ev.Item.Object.(*corev1.Pod)
+	p, ok := ev.Item.Object().(*corev1.Pod)
 	if !ok || p.Namespace != e.pvRecycler.Namespace || p.Labels[persistentvolume.RecyclerRoleLabel] != persistentvolume.RecyclerRole {
 		return nil
 	}
@@ -170,7 +170,7 @@ func recyclerToVolume(e *env, ev persistence.Event) []persistence.Key {
 // secretToServiceAccount routes a change of a service-account token secret to the
 // account it names, which keeps its token secrets (a deleted one is replaced).
 func secretToServiceAccount(_ *env, ev persistence.Event) []persistence.Key {
-	s, ok := ev.Item.Object.(*corev1.Secret)
+	s, ok := ev.Item.Object().(*corev1.Secret)
 	if !ok || s.Type != corev1.SecretTypeServiceAccountToken || s.Annotations[corev1.ServiceAccountNameKey] == "" {
 		return nil
 	}

@@ -378,7 +378,7 @@ func (s *schedulerActor) reset(in *schedInput) {
 func namespacedName(k persistence.Key) string { return k.Namespace + "/" + k.Name }
 
 func (s *schedulerActor) apply(resource string, typ persistence.EventType, it *persistence.Item) {
-	switch o := it.Object.(type) {
+	switch o := it.Object().(type) {
 	case *corev1.Node:
 		s.nodeIn(typ, o)
 	case *corev1.Service:
@@ -522,7 +522,7 @@ func (s *schedulerActor) current(key string) (*corev1.Pod, int64) {
 	if err != nil {
 		return nil, 0
 	}
-	pod, ok := it.Object.(*corev1.Pod)
+	pod, ok := it.Object().(*corev1.Pod)
 	if !ok || !scheduler.Pending(pod) {
 		return nil, 0
 	}
@@ -567,7 +567,7 @@ func (s *schedulerActor) claim(ns, name string) *corev1.PersistentVolumeClaim {
 	if err != nil {
 		return nil
 	}
-	c, _ := it.Object.(*corev1.PersistentVolumeClaim)
+	c, _ := it.Object().(*corev1.PersistentVolumeClaim)
 	return c
 }
 

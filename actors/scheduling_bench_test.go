@@ -87,7 +87,7 @@ func benchmarkScheduleSize(b *testing.B, nodes, pods int, scheduledEvents bool, 
 					return
 				}
 				for _, ev := range evs {
-					if p := ev.Item.Object.(*corev1.Pod); p.Spec.NodeName != "" && ev.Type == persistence.Modified {
+					if p := ev.Item.Object().(*corev1.Pod); p.Spec.NodeName != "" && ev.Type == persistence.Modified {
 						perNode[p.Spec.NodeName]++
 						bound.Add(1)
 					}

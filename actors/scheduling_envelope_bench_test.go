@@ -75,7 +75,7 @@ func BenchmarkScheduleEnvelopeRCs(b *testing.B) {
 					return
 				}
 				for _, ev := range evs {
-					p := ev.Item.Object.(*corev1.Pod)
+					p := ev.Item.Object().(*corev1.Pod)
 					switch {
 					case ev.Type == persistence.Added:
 						if created.Add(1) == int64(pods) {

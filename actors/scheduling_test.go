@@ -79,14 +79,14 @@ func boundTo(t testing.TB, store *persistence.Store, name string) string {
 	if err != nil {
 		t.Fatalf("get pod %s: %v", name, err)
 	}
-	return it.Object.(*corev1.Pod).Spec.NodeName
+	return it.Object().(*corev1.Pod).Spec.NodeName
 }
 
 // failedScheduling returns the messages of the FailedScheduling events about a pod.
 func failedScheduling(store *persistence.Store, pod string) []string {
 	var msgs []string
 	store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
-		ev := it.Object.(*corev1.Event)
+		ev := it.Object().(*corev1.Event)
 		if ev.Reason == "FailedScheduling" && ev.InvolvedObject.Name == pod {
 			msgs = append(msgs, ev.Message)
 		}
@@ -151,7 +151,7 @@ func TestSchedulerBinds(t *testing.T) {
 				t.Fatalf("bound to %q, want %q", got, tc.want)
 			}
 			it, _ := store.Get(podKey("default", tc.pod.Name))
-			bound := it.Object.(*corev1.Pod)
+			bound := it.Object().(*corev1.Pod)
 			ann := bound.Annotations[scheduler.DecisionAnnotation]
 			rec, err := scheduler.DecodeDecision(ann)
 			if err != nil {
@@ -226,7 +226,7 @@ func TestSchedulerBindsTheNewestVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed := it.Object.(*corev1.Pod).DeepCopy()
+	changed := it.Object().(*corev1.Pod).DeepCopy()
 	changed.Labels = map[string]string{"tier": "front"}
 	if _, err := s.Update(context.Background(), podKey("default", "web"), changed, command.Preconditions{}); err != nil {
 		t.Fatal(err)
@@ -239,8 +239,8 @@ func TestSchedulerBindsTheNewestVersion(t *testing.T) {
 		return nil
 	})
 	it, _ = store.Get(podKey("default", "web"))
-	if got := it.Object.(*corev1.Pod).Labels["tier"]; got != "front" {
-		t.Fatalf("the bound pod lost the change: labels %v", it.Object.(*corev1.Pod).Labels)
+	if got := it.Object().(*corev1.Pod).Labels["tier"]; got != "front" {
+		t.Fatalf("the bound pod lost the change: labels %v", it.Object().(*corev1.Pod).Labels)
 	}
 }
 
@@ -297,7 +297,7 @@ func TestSchedulerNoOvercommit(t *testing.T) {
 			used := map[string][2]int64{}
 			for _, c := range cmds {
 				it, _ := store.Get(c.Key)
-				p := it.Object.(*corev1.Pod)
+				p := it.Object().(*corev1.Pod)
 				if p.Spec.NodeName == "" {
 					continue
 				}
@@ -312,7 +312,7 @@ func TestSchedulerNoOvercommit(t *testing.T) {
 			}
 			for name, u := range used {
 				it, _ := store.Get(persistence.Key{Resource: "nodes", Name: name})
-				capacity := it.Object.(*corev1.Node).Status.Capacity
+				capacity := it.Object().(*corev1.Node).Status.Capacity
 				if u[0] > capacity.Cpu().MilliValue() || u[1] > capacity.Memory().Value() {
 					t.Fatalf("node %s overcommitted: %dm cpu of %s, %d memory of %s", name, u[0], capacity.Cpu(), u[1], capacity.Memory())
 				}
@@ -366,7 +366,7 @@ func TestSchedulerSpread(t *testing.T) {
 				total := 0
 				var pending []string
 				store.Snapshot("pods").Ascend("default", "", func(it *persistence.Item) bool {
-					p := it.Object.(*corev1.Pod)
+					p := it.Object().(*corev1.Pod)
 					total++
 					if p.Spec.NodeName == "" {
 						pending = append(pending, p.Name)
@@ -413,7 +413,7 @@ func TestSchedulerPodBoundElsewhere(t *testing.T) {
 		t.Fatalf("pod of another scheduler bound to %s", n)
 	}
 	it, _ := store.Get(podKey("default", "web"))
-	if _, ok := it.Object.(*corev1.Pod).Annotations[scheduler.DecisionAnnotation]; ok {
+	if _, ok := it.Object().(*corev1.Pod).Annotations[scheduler.DecisionAnnotation]; ok {
 		t.Fatal("a bound pod was scheduled again")
 	}
 }
@@ -448,7 +448,7 @@ func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
 			mu.Lock()
 			for _, ev := range evs {
 				seen = max(seen, ev.Item.Revision)
-				if e, ok := ev.Item.Object.(*corev1.Event); ok && e.Reason == "FailedScheduling" {
+				if e, ok := ev.Item.Object().(*corev1.Event); ok && e.Reason == "FailedScheduling" {
 					writes = append(writes, ev.Item.Revision)
 					if ev.Type == persistence.Added {
 						creates = append(creates, ev.Item.Revision)
@@ -498,7 +498,7 @@ func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
 	waitFor(t, "a FailedScheduling event for every pod", func() error {
 		with := 0
 		store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
-			if it.Object.(*corev1.Event).Reason == "FailedScheduling" {
+			if it.Object().(*corev1.Event).Reason == "FailedScheduling" {
 				with++
 			}
 			return true
@@ -514,7 +514,7 @@ func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
 	events := map[string]int{}
 	var last int64
 	store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
-		if e := it.Object.(*corev1.Event); e.Reason == "FailedScheduling" {
+		if e := it.Object().(*corev1.Event); e.Reason == "FailedScheduling" {
 			events[e.InvolvedObject.Name]++
 			occurrences += int(e.Count)
 			last = max(last, it.Revision)
@@ -551,7 +551,7 @@ func TestSchedulerUnschedulableEventsBounded(t *testing.T) {
 	waitFor(t, "every pod bound once a node came", func() error {
 		pending := 0
 		store.Snapshot("pods").Ascend("default", "", func(it *persistence.Item) bool {
-			if it.Object.(*corev1.Pod).Spec.NodeName == "" {
+			if it.Object().(*corev1.Pod).Spec.NodeName == "" {
 				pending++
 			}
 			return true
@@ -579,7 +579,7 @@ func TestSchedulerScheduledEvents(t *testing.T) {
 	waitFor(t, "a Scheduled event", func() error {
 		var msgs []string
 		store.Snapshot("events").Ascend("default", "", func(it *persistence.Item) bool {
-			if e := it.Object.(*corev1.Event); e.Reason == "Scheduled" && e.InvolvedObject.Name == "web" {
+			if e := it.Object().(*corev1.Event); e.Reason == "Scheduled" && e.InvolvedObject.Name == "web" {
 				msgs = append(msgs, e.Source.Component+": "+e.Message)
 			}
 			return true

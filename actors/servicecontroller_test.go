@@ -187,7 +187,7 @@ func TestServiceRelease(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				next := it.Object.(*corev1.Service).DeepCopy()
+				next := it.Object().(*corev1.Service).DeepCopy()
 				next.Spec.Type, next.Spec.Ports[0].NodePort = corev1.ServiceTypeClusterIP, 0
 				if _, err := s.Update(ctx, svcKey("default", "a"), next, command.Preconditions{}); err != nil {
 					t.Fatalf("update: %v", err)
@@ -278,7 +278,7 @@ func addresses(st *persistence.Store, name string) (ready, notReady []string, po
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	for _, ss := range it.Object.(*corev1.Endpoints).Subsets {
+	for _, ss := range it.Object().(*corev1.Endpoints).Subsets {
 		for _, a := range ss.Addresses {
 			ready = append(ready, a.TargetRef.Name)
 		}
@@ -377,7 +377,7 @@ func TestKubernetesService(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		svc := it.Object.(*corev1.Service)
+		svc := it.Object().(*corev1.Service)
 		if svc.Spec.ClusterIP != "10.254.0.1" || svc.Spec.Ports[0].Port != 443 || svc.Spec.Ports[0].TargetPort.IntValue() != int(ap.Port()) {
 			t.Fatalf("kubernetes service %s %+v", svc.Spec.ClusterIP, svc.Spec.Ports)
 		}
@@ -385,7 +385,7 @@ func TestKubernetesService(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ss := it.Object.(*corev1.Endpoints).Subsets
+		ss := it.Object().(*corev1.Endpoints).Subsets
 		if len(ss) != 1 || ss[0].Addresses[0].IP != "127.0.0.1" || ss[0].Ports[0].Port != int32(ap.Port()) {
 			t.Fatalf("kubernetes endpoints %+v", ss)
 		}

@@ -103,7 +103,7 @@ func (s *serviceAllocations) load(m *manager) {
 	m.env.store.Snapshot("services").Ascend("", "", func(it *persistence.Item) bool {
 		// Another member's services are its allocator's: this one learns of what
 		// they hold from the store when it allocates (heldByAnother).
-		if svc, ok := it.Object.(*corev1.Service); ok && m.env.local(it.Key) {
+		if svc, ok := it.Object().(*corev1.Service); ok && m.env.local(it.Key) {
 			svcs = append(svcs, svc)
 			s.held[objKey{svc.Namespace, svc.Name}] = claimsOf(svc)
 		}
@@ -334,7 +334,7 @@ func (s *serviceAllocations) forget(m *manager, k objKey) {
 	it, err := m.env.store.Get(persistence.Key{Resource: "services", Namespace: k.namespace, Name: k.name})
 	switch {
 	case err == nil:
-		svc, _ = it.Object.(*corev1.Service)
+		svc, _ = it.Object().(*corev1.Service)
 	case !errors.Is(err, persistence.ErrNotFound):
 		m.env.log.WithFields(logrus.Fields{"namespace": k.namespace, "name": k.name, "error": err}).
 			Error("read service to release its claims")

@@ -177,7 +177,7 @@ func TestSpansOfAnRCsDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := it.Object.(*corev1.Pod).DeepCopy()
+	next := it.Object().(*corev1.Pod).DeepCopy()
 	next.Labels = map[string]string{"app": "debug"}
 	if _, err := s.Update(ctx, podKey("default", "orphan-0"), next, command.Preconditions{ResourceVersion: it.Revision}); err != nil {
 		t.Fatal(err)

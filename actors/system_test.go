@@ -70,7 +70,7 @@ func TestWriteSemantics(t *testing.T) {
 			},
 			check: func(t *testing.T, st *persistence.Store, rv int64) {
 				it, err := st.Get(podKey("default", "a"))
-				if err != nil || it.Object.(*corev1.Pod).Spec.Containers[0].Image != "redis" || it.Revision <= rv {
+				if err != nil || it.Object().(*corev1.Pod).Spec.Containers[0].Image != "redis" || it.Revision <= rv {
 					t.Fatalf("update not stored: %v %+v", err, it)
 				}
 			},
@@ -330,8 +330,8 @@ func TestRestartAfterPanic(t *testing.T) {
 			t.Fatalf("create after restart: %v", err)
 		}
 		it, _ = st.Get(k)
-		if it.Revision != rvOf(t, updated) || it.Object.(*corev1.Pod).Spec.Containers[0].Image != fmt.Sprintf("img-%d", round) {
-			t.Fatalf("stored %+v, answered %+v", it.Object, updated)
+		if it.Revision != rvOf(t, updated) || it.Object().(*corev1.Pod).Spec.Containers[0].Image != fmt.Sprintf("img-%d", round) {
+			t.Fatalf("stored %+v, answered %+v", it.Object(), updated)
 		}
 	}
 	if err := s.InjectPanic(ctx, podKey("ns", "nobody")); !errors.Is(err, persistence.ErrNotFound) {

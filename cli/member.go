@@ -344,7 +344,7 @@ func runMember(ctx context.Context, spec memberSpec, log *logrus.Logger) error {
 	if err != nil {
 		return err
 	}
-	store, err := persistence.Open(persistence.Options{Dir: dir, NewObject: newObject, Claims: claims, Replication: &persistence.Replication{
+	store, err := persistence.Open(persistence.Options{Dir: dir, NewObject: newObject, Claims: claims, ClaimResources: actors.ClaimResources, Replication: &persistence.Replication{
 		Name: name, PeerAddress: peerAddr, Join: "http://" + peer, NonVoter: true,
 		Meta: map[string]string{metaActor: actorAddr, metaRole: spec.role}}})
 	if err != nil {

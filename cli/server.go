@@ -250,7 +250,7 @@ func serve(ctx context.Context, cfg config.Server, log *logrus.Logger, ready fun
 	if err != nil {
 		return err
 	}
-	opts := persistence.Options{Dir: cfg.DataDir, ChangeLogWindow: cfg.ChangeLogWindow, NewObject: newObject, Claims: claims}
+	opts := persistence.Options{Dir: cfg.DataDir, ChangeLogWindow: cfg.ChangeLogWindow, NewObject: newObject, Claims: claims, ClaimResources: actors.ClaimResources}
 	peer := &lateHandler{}
 	actorAddr := ""
 	if cfg.Clustered() {

@@ -44,7 +44,7 @@ func (s *Server) componentStatuses(ctx context.Context) []*persistence.Item {
 			ObjectMeta: metav1.ObjectMeta{Name: p.name},
 			Conditions: []corev1.ComponentCondition{cond},
 		}
-		items = append(items, &persistence.Item{Key: persistence.Key{Resource: "componentstatuses", Name: p.name}, Revision: rev, Object: cs})
+		items = append(items, persistence.NewItem(persistence.Key{Resource: "componentstatuses", Name: p.name}, rev, cs))
 	}
 	return items
 }
@@ -59,7 +59,7 @@ func (s *Server) listComponents(c echo.Context, rq *request) error {
 func (s *Server) getComponent(c echo.Context, rq *request) error {
 	for _, it := range s.componentStatuses(c.Request().Context()) {
 		if it.Key.Name == rq.name {
-			return writeObject(c, http.StatusOK, it.Object)
+			return writeObject(c, http.StatusOK, it.Object())
 		}
 	}
 	return apierrors.NewNotFound(schema.GroupResource{Resource: "componentstatuses"}, rq.name)

@@ -82,7 +82,7 @@ func (s *Server) explain(c echo.Context) error {
 		return err
 	}
 	x := Explanation{Object: key, Lines: []string{}}
-	switch o := it.Object.(type) {
+	switch o := it.Object().(type) {
 	case *corev1.Pod:
 		s.explainPod(&x, o)
 		if o.Spec.NodeName != "" {
@@ -301,25 +301,25 @@ func (s *Server) addVerdicts(x *Explanation, ev scheduler.Evaluation, boundTo st
 func (s *Server) evaluate(p *corev1.Pod) scheduler.Evaluation {
 	var cl scheduler.Cluster
 	s.store.Snapshot("nodes").Ascend("", "", func(it *persistence.Item) bool {
-		if n, ok := it.Object.(*corev1.Node); ok {
+		if n, ok := it.Object().(*corev1.Node); ok {
 			cl.Nodes = append(cl.Nodes, n)
 		}
 		return true
 	})
 	s.store.Snapshot("pods").Ascend("", "", func(it *persistence.Item) bool {
-		if o, ok := it.Object.(*corev1.Pod); ok && o.Spec.NodeName != "" {
+		if o, ok := it.Object().(*corev1.Pod); ok && o.Spec.NodeName != "" {
 			cl.Pods = append(cl.Pods, o)
 		}
 		return true
 	})
 	s.store.Snapshot("services").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
-		if o, ok := it.Object.(*corev1.Service); ok {
+		if o, ok := it.Object().(*corev1.Service); ok {
 			cl.Services = append(cl.Services, o)
 		}
 		return true
 	})
 	s.store.Snapshot("replicationcontrollers").Ascend(p.Namespace, "", func(it *persistence.Item) bool {
-		if o, ok := it.Object.(*corev1.ReplicationController); ok {
+		if o, ok := it.Object().(*corev1.ReplicationController); ok {
 			cl.Controllers = append(cl.Controllers, o)
 		}
 		return true
@@ -329,7 +329,7 @@ func (s *Server) evaluate(p *corev1.Pod) scheduler.Evaluation {
 		if err != nil {
 			return nil
 		}
-		c, _ := it.Object.(*corev1.PersistentVolumeClaim)
+		c, _ := it.Object().(*corev1.PersistentVolumeClaim)
 		return c
 	}
 	return scheduler.Evaluate(p, cl, &s.policy)
@@ -345,7 +345,7 @@ func (s *Server) explainRC(x *Explanation, rc *corev1.ReplicationController, spa
 	active, terminating := 0, 0
 	sel := labels.SelectorFromSet(rc.Spec.Selector)
 	s.store.Snapshot("pods").Ascend(rc.Namespace, "", func(it *persistence.Item) bool {
-		p, ok := it.Object.(*corev1.Pod)
+		p, ok := it.Object().(*corev1.Pod)
 		if !ok || len(rc.Spec.Selector) == 0 || !sel.Matches(labels.Set(p.Labels)) {
 			return true
 		}
@@ -431,7 +431,7 @@ func (s *Server) explainNode(x *Explanation, n *corev1.Node) {
 	}
 	var pods []*corev1.Pod
 	s.store.Snapshot("pods").Ascend("", "", func(it *persistence.Item) bool {
-		if p, ok := it.Object.(*corev1.Pod); ok && p.Spec.NodeName == n.Name {
+		if p, ok := it.Object().(*corev1.Pod); ok && p.Spec.NodeName == n.Name {
 			pods = append(pods, p)
 		}
 		return true
@@ -558,7 +558,7 @@ func age(to, from time.Time) string {
 func (s *Server) lastEvent(ns, kind, name, reason string) (string, bool) {
 	var best *corev1.Event
 	s.store.Snapshot("events").Ascend(ns, "", func(it *persistence.Item) bool {
-		e, ok := it.Object.(*corev1.Event)
+		e, ok := it.Object().(*corev1.Event)
 		if ok && e.Reason == reason && e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name &&
 			(best == nil || best.LastTimestamp.Before(&e.LastTimestamp)) {
 			best = e

@@ -209,7 +209,7 @@ type metricsCollector struct {
 	store  *persistence.Store
 	actors func() *actors.System // the actor system running now; nil on a follower
 
-	objects, apply, fsync, group          *prometheus.Desc
+	objects, lean, apply, fsync, group    *prometheus.Desc
 	messages, handling, mailbox, restarts *prometheus.Desc
 	attempts, attemptDuration, pending    *prometheus.Desc
 	eventsDropped                         *prometheus.Desc
@@ -220,6 +220,7 @@ func newMetricsCollector(store *persistence.Store, sys func() *actors.System) *m
 	return &metricsCollector{
 		store: store, actors: sys,
 		objects: d("apiserver_storage_objects", "Number of stored objects at the time of last check split by resource.", []string{"resource"}, nil),
+		lean:    d("kubeactor_store_lean_objects", "Current objects held as their stored JSON alone, decoded again when next read, at the last sweep.", nil, nil),
 		apply:   d("kubeactor_store_apply_duration_seconds", "Latency of a store transaction: queueing, deciding, writing, the shared fsync and publishing.", nil, nil),
 		fsync:   d("kubeactor_store_fsync_duration_seconds", "Latency of one group commit's synced write.", nil, nil),
 		group:   d("kubeactor_store_commit_group_size", "Transactions committed together by one synced write.", nil, nil),
@@ -237,7 +238,7 @@ func newMetricsCollector(store *persistence.Store, sys func() *actors.System) *m
 }
 
 func (m *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.objects, m.apply, m.fsync, m.group, m.messages, m.handling, m.mailbox, m.restarts,
+	for _, d := range []*prometheus.Desc{m.objects, m.lean, m.apply, m.fsync, m.group, m.messages, m.handling, m.mailbox, m.restarts,
 		m.attempts, m.attemptDuration, m.pending, m.eventsDropped} {
 		ch <- d
 	}
@@ -248,6 +249,7 @@ func (m *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	for r, n := range st.Objects {
 		ch <- prometheus.MustNewConstMetric(m.objects, prometheus.GaugeValue, float64(n), r)
 	}
+	ch <- prometheus.MustNewConstMetric(m.lean, prometheus.GaugeValue, float64(st.Lean))
 	ch <- constHistogram(m.apply, st.Apply, 1e9)
 	ch <- constHistogram(m.fsync, st.Fsync, 1e9)
 	ch <- constHistogram(m.group, st.GroupSize, 1)

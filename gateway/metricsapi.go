@@ -108,7 +108,7 @@ func (m *metricsAPI) listNodes(c echo.Context) error {
 	}
 	var nodes []*corev1.Node
 	m.s.store.Snapshot("nodes").Ascend("", "", func(it *persistence.Item) bool {
-		if n, ok := it.Object.(*corev1.Node); ok && ls.Matches(labels.Set(n.Labels)) && fs.Matches(fields.Set{"metadata.name": n.Name}) {
+		if n, ok := it.Object().(*corev1.Node); ok && ls.Matches(labels.Set(n.Labels)) && fs.Matches(fields.Set{"metadata.name": n.Name}) {
 			nodes = append(nodes, n)
 		}
 		return true
@@ -171,7 +171,7 @@ func (m *metricsAPI) podsMetrics(ctx context.Context, nodes []*corev1.Node, keep
 func (m *metricsAPI) readyNodes() []*corev1.Node {
 	var nodes []*corev1.Node
 	m.s.store.Snapshot("nodes").Ascend("", "", func(it *persistence.Item) bool {
-		if n, ok := it.Object.(*corev1.Node); ok && nodeReady(n) {
+		if n, ok := it.Object().(*corev1.Node); ok && nodeReady(n) {
 			nodes = append(nodes, n)
 		}
 		return true

@@ -441,7 +441,7 @@ func (s *Server) writeStored(c echo.Context, rq *request, code int, obj runtime.
 	if negotiate(c.Request().Header.Get(echo.HeaderAccept)) == outJSON {
 		if m, err := metaOf(obj); err == nil {
 			key := persistence.Key{Resource: rq.res.Name, Namespace: m.GetNamespace(), Name: m.GetName()}
-			if it, err := s.store.Get(key); err == nil && it.Object == obj {
+			if it, err := s.store.Get(key); err == nil && it.Object() == obj {
 				return c.Blob(code, mediaJSON, it.JSON())
 			}
 		}

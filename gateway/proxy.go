@@ -167,9 +167,9 @@ func getTyped[T any](s *Server, res, namespace, name string) (T, error) {
 	if err != nil {
 		return zero, fmt.Errorf("get %s %s: %w", res, name, err)
 	}
-	obj, ok := it.Object.(T)
+	obj, ok := it.Object().(T)
 	if !ok {
-		return zero, fmt.Errorf("get %s %s: stored a %T", res, name, it.Object)
+		return zero, fmt.Errorf("get %s %s: stored a %T", res, name, it.Object())
 	}
 	return obj, nil
 }
@@ -183,7 +183,7 @@ func (s *Server) nodeFor(name string) (*corev1.Node, error) {
 	}
 	var found *corev1.Node
 	s.store.Snapshot("nodes").Ascend("", "", func(it *persistence.Item) bool {
-		n, ok := it.Object.(*corev1.Node)
+		n, ok := it.Object().(*corev1.Node)
 		if !ok {
 			return true
 		}

@@ -38,7 +38,7 @@ func (s *Server) get(c echo.Context, rq *request) error {
 	case outJSON:
 		return c.Blob(http.StatusOK, mediaJSON, it.JSON())
 	default:
-		return writeObject(c, http.StatusOK, it.Object.DeepCopyObject())
+		return writeObject(c, http.StatusOK, it.Object().DeepCopyObject())
 	}
 }
 
@@ -95,6 +95,12 @@ func parseSelection(r *kinds.Resource, labelSelector, fieldSelector, name string
 
 // everything reports whether the selection matches every object.
 func (sel *selection) everything() bool { return sel.all }
+
+// selects reports whether a stored item is selected: without selectors, without
+// decoding it (a lean item, persistence's Item.Object, stays lean for a list).
+func (sel *selection) selects(it *persistence.Item) bool {
+	return sel.everything() || sel.matches(it.Peek())
+}
 
 // matches reports whether obj is selected.
 func (sel *selection) matches(obj runtime.Object) bool {
@@ -194,7 +200,7 @@ func (s *Server) listSnapshot(rq *request, opts *metav1.ListOptions) (*persisten
 		}
 		return snap, "", nil
 	}
-	return s.store.Snapshot(rq.res.Name), "", nil
+	return s.store.ListSnapshot(rq.res.Name), "", nil
 }
 
 // page is one list answer: the selected items and the list metadata.
@@ -217,7 +223,7 @@ func (s *Server) collect(rq *request, sel *selection, opts *metav1.ListOptions) 
 	p := &page{items: make([]*persistence.Item, 0, size)}
 	more, remaining := false, int64(0)
 	snap.Ascend(rq.namespace, after, func(it *persistence.Item) bool {
-		if !sel.matches(it.Object) {
+		if !sel.selects(it) {
 			return true
 		}
 		if limit > 0 && len(p.items) == limit {
@@ -311,7 +317,7 @@ func typedList(r *kinds.Resource, p *page) (runtime.Object, error) {
 	list := r.NewList()
 	objs := make([]runtime.Object, len(p.items))
 	for i, it := range p.items {
-		objs[i] = it.Object
+		objs[i] = it.Peek()
 	}
 	if err := meta.SetList(list, objs); err != nil {
 		return nil, fmt.Errorf("build %s list: %w", r.Kind, err)

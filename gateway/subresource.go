@@ -69,9 +69,9 @@ func (s *Server) createBinding(c echo.Context, rq *request) error {
 	prq := &request{res: pods, namespace: b.Namespace, name: b.Name, sub: "binding"}
 	c.Set(requestKey, prq)
 	_, err = s.guaranteedUpdate(c.Request().Context(), prq, modeRaw, dry, func(cur *persistence.Item) (runtime.Object, int64, error) {
-		pod, ok := cur.Object.(*corev1.Pod)
+		pod, ok := cur.Object().(*corev1.Pod)
 		if !ok {
-			return nil, 0, fmt.Errorf("bind pod %s: stored object is a %T", b.Name, cur.Object)
+			return nil, 0, fmt.Errorf("bind pod %s: stored object is a %T", b.Name, cur.Object())
 		}
 		next, err := podpkg.Bind(pod, b, s.now())
 		if err != nil {
@@ -110,7 +110,7 @@ func (s *Server) finalize(c echo.Context, rq *request) error {
 		return err
 	}
 	stored, err := s.guaranteedUpdate(c.Request().Context(), rq, modeRaw, dry, func(cur *persistence.Item) (runtime.Object, int64, error) {
-		ns := cur.Object.DeepCopyObject().(*corev1.Namespace)
+		ns := cur.Object().DeepCopyObject().(*corev1.Namespace)
 		ns.Spec.Finalizers = in.Spec.Finalizers
 		return ns, pre, nil
 	})
@@ -143,9 +143,9 @@ func scaleOf(rc *corev1.ReplicationController) *autoscalingv1.Scale {
 
 // rcOf reads a stored replication controller.
 func rcOf(it *persistence.Item) (*corev1.ReplicationController, error) {
-	rc, ok := it.Object.(*corev1.ReplicationController)
+	rc, ok := it.Object().(*corev1.ReplicationController)
 	if !ok {
-		return nil, fmt.Errorf("scale: %s is a %T, not a replication controller", it.Key.Name, it.Object)
+		return nil, fmt.Errorf("scale: %s is a %T, not a replication controller", it.Key.Name, it.Object())
 	}
 	return rc, nil
 }

@@ -55,13 +55,14 @@ func (s *Server) table(c echo.Context, r *kinds.Resource, items []*persistence.I
 // the whole object.
 func tableRow(r *kinds.Resource, it *persistence.Item, include metav1.IncludeObjectPolicy, now time.Time) (metav1.TableRow, error) {
 	row := metav1.TableRow{}
+	obj := it.Peek() // a list's rows do not keep lean objects decoded
 	switch {
 	case r.RowAt != nil:
-		row.Cells = r.RowAt(it.Object, now)
+		row.Cells = r.RowAt(obj, now)
 	case r.Row != nil:
-		row.Cells = r.Row(it.Object)
+		row.Cells = r.Row(obj)
 	default:
-		m, err := metaOf(it.Object)
+		m, err := metaOf(obj)
 		if err != nil {
 			return row, err
 		}
@@ -71,7 +72,7 @@ func tableRow(r *kinds.Resource, it *persistence.Item, include metav1.IncludeObj
 	case metav1.IncludeObject:
 		row.Object = runtime.RawExtension{Raw: bytes.TrimRight(it.JSON(), "\n")}
 	case metav1.IncludeMetadata:
-		m, err := metaOf(it.Object)
+		m, err := metaOf(obj)
 		if err != nil {
 			return row, err
 		}

@@ -44,7 +44,7 @@ func (f *watchFilter) classify(ev persistence.Event) (string, bool) {
 	if f.sel.everything() {
 		return string(ev.Type), true
 	}
-	match := f.sel.matches(ev.Item.Object)
+	match := f.sel.selects(ev.Item)
 	if f.visible == nil {
 		return string(ev.Type), match
 	}
@@ -115,7 +115,7 @@ func (c *protoEvents) encoded(it *persistence.Item) []byte {
 	if e := slot.Load(); e != nil && e.rev == it.Revision && e.key == it.Key {
 		return e.data
 	}
-	data, err := encodeProtobuf(it.Object)
+	data, err := encodeProtobuf(it.Object())
 	if err != nil {
 		return nil
 	}
@@ -248,11 +248,11 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 	from := rev
 	switch {
 	case sendInitial:
-		snap := s.store.Snapshot(rq.res.Name)
+		snap := s.store.ListSnapshot(rq.res.Name)
 		from = snap.Revision()
 		filter.visible = map[string]bool{}
 		snap.Ascend(rq.namespace, "", func(it *persistence.Item) bool {
-			if sel.matches(it.Object) {
+			if sel.selects(it) {
 				initial = append(initial, it)
 				if !sel.everything() {
 					filter.visible[itemPosition(it)] = true
@@ -267,7 +267,7 @@ func (s *Server) watch(c echo.Context, rq *request, opts *metav1.ListOptions) er
 		if snap, err := s.store.SnapshotAt(rq.res.Name, rev); err == nil {
 			filter.visible = map[string]bool{}
 			snap.Ascend(rq.namespace, "", func(it *persistence.Item) bool {
-				if sel.matches(it.Object) {
+				if sel.selects(it) {
 					filter.visible[itemPosition(it)] = true
 				}
 				return true

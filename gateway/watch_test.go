@@ -365,8 +365,8 @@ func TestWatchProtobufStream(t *testing.T) {
 // revision 4,096 later, or another key at the same revision) is encoded afresh.
 func TestProtoEvents(t *testing.T) {
 	item := func(name string, rev int64) *persistence.Item {
-		return &persistence.Item{Key: persistence.Key{Resource: "pods", Namespace: "ns", Name: name}, Revision: rev,
-			Object: &corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: fmt.Sprint(rev)}}}
+		return persistence.NewItem(persistence.Key{Resource: "pods", Namespace: "ns", Name: name}, rev,
+			&corev1.Pod{TypeMeta: metav1.TypeMeta{Kind: "Pod", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: fmt.Sprint(rev)}})
 	}
 	var c protoEvents
 	tests := []struct {

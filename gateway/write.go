@@ -206,7 +206,7 @@ func (s *Server) guaranteedUpdate(ctx context.Context, rq *request, mode updateM
 		}
 		// cur.Object is the stored object, shared: PrepareUpdate only reads it and
 		// copies what obj takes of it.
-		if err := kinds.PrepareUpdate(rq.res, mode, obj, cur.Object, pre); err != nil {
+		if err := kinds.PrepareUpdate(rq.res, mode, obj, cur.Object(), pre); err != nil {
 			return nil, err
 		}
 		setKind(obj)
@@ -460,7 +460,7 @@ func (s *Server) deleteCollection(c echo.Context, rq *request) error {
 	snap := s.store.Snapshot(rq.res.Name)
 	var keys []persistence.Key
 	snap.Ascend(rq.namespace, "", func(it *persistence.Item) bool {
-		if sel.matches(it.Object) {
+		if sel.selects(it) {
 			keys = append(keys, it.Key)
 		}
 		return true

@@ -3,7 +3,9 @@ package persistence
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,25 +65,102 @@ var (
 	ErrInvalid = errors.New("persistence: invalid command")
 )
 
-// Item is one stored object at one revision. Object is shared and must never be
+// Item is one stored object at one revision. Its object is shared and must never be
 // mutated: DeepCopyObject it first.
+//
+// An item made by the store keeps its stored JSON and may be lean: its decoded object
+// dropped (the store's sweep does it to current objects no one read for a while, and
+// the change log to old versions), to be decoded again from the JSON when it is next
+// read. A decoded pod is about twice its JSON and full of pointers the collector must
+// follow; the JSON is one byte slice it need not look into.
 type Item struct {
 	Key      Key
 	Revision int64
-	Object   runtime.Object
+
+	obj     atomic.Pointer[decoded] // nil while lean
+	recent  atomic.Bool             // Object was called since the last sweep (Store.sweepDecoded)
+	visited atomic.Uint32           // the number of the last sweep that looked at it
+	// newObject is the store's Options.NewObject, with which a lean item is decoded
+	// again; nil for an item made outside the store (NewItem), which is never lean.
+	newObject func(string) (runtime.Object, error)
+	transient bool // an old version in the change log: decoded on demand, never kept decoded again
 
 	uid  types.UID
 	once sync.Once
 	json []byte // the stored encoding; set by the store, or lazily by JSON
 }
 
+// decoded holds an item's object, so that it can be swapped atomically.
+type decoded struct{ obj runtime.Object }
+
+// NewItem returns an item of obj made outside the store (a computed list's rows).
+func NewItem(key Key, rev int64, obj runtime.Object) *Item {
+	it := &Item{Key: key, Revision: rev}
+	it.setObject(obj)
+	return it
+}
+
+func (it *Item) setObject(obj runtime.Object) {
+	if obj != nil {
+		it.obj.Store(&decoded{obj})
+	}
+}
+
+// Object returns the item's object, decoding it from the stored JSON when the item
+// is lean (and keeping it decoded, unless the item is an old version). It is nil only
+// for an item made outside the store without one.
+func (it *Item) Object() runtime.Object {
+	if d := it.obj.Load(); d != nil {
+		if !it.recent.Load() {
+			it.recent.Store(true)
+		}
+		return d.obj
+	}
+	obj := it.Peek()
+	if obj == nil || it.transient {
+		return obj
+	}
+	it.recent.Store(true)
+	if it.obj.CompareAndSwap(nil, &decoded{obj}) {
+		return obj
+	}
+	if d := it.obj.Load(); d != nil {
+		return d.obj // another reader decoded it first: share theirs
+	}
+	return obj
+}
+
+// Peek returns the item's object as Object does, but leaves a lean item lean and
+// does not count as a read: for a reader that visits many items once (a list's rows,
+// a collector's scan) and for the store's own bookkeeping of an item it is about to
+// replace (owners, claims, a tombstone), so that they do not make every object
+// decoded again. Like Object's, the object is shared and must not be mutated.
+func (it *Item) Peek() runtime.Object {
+	if d := it.obj.Load(); d != nil {
+		return d.obj
+	}
+	if it.json == nil || it.newObject == nil {
+		return nil
+	}
+	obj, _, err := decodeObject(it.Key, it.json, it.newObject)
+	if err != nil {
+		// The same bytes were decoded, or encoded from the object, when the item was
+		// loaded or written: they cannot fail now but in a corrupted process.
+		panic(fmt.Sprintf("persistence: a lean item no longer decodes: %v", err))
+	}
+	return obj
+}
+
+// lean reports whether the item holds its JSON alone (Object decodes it).
+func (it *Item) lean() bool { return it.obj.Load() == nil }
+
 // JSON returns the object's JSON encoding (with resourceVersion), computed once.
 // For items made by the store it is the stored bytes themselves, so it costs nothing.
 // The returned slice is shared and must not be modified.
 func (it *Item) JSON() []byte {
 	it.once.Do(func() {
-		if it.json == nil && it.Object != nil {
-			it.json, _ = marshalJSON(it.Object)
+		if d := it.obj.Load(); it.json == nil && d != nil {
+			it.json, _ = marshalJSON(d.obj)
 		}
 	})
 	return it.json

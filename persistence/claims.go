@@ -34,12 +34,37 @@ type claimHolder struct {
 }
 
 // claimsOf returns the claims of an item's object (none without a Claims function
-// or an object).
+// or an object, or for a resource that claims nothing).
 func (s *Store) claimsOf(key Key, obj kruntime.Object) []string {
-	if s.claims == nil || obj == nil {
+	if !s.mayClaim(key.Resource) || obj == nil {
 		return nil
 	}
 	return s.claims(key.Resource, obj)
+}
+
+// itemClaims returns the claims of a stored item, decoding it only if its resource
+// may claim anything.
+func (s *Store) itemClaims(it *Item) []string {
+	if !s.mayClaim(it.Key.Resource) {
+		return nil
+	}
+	return s.claimsOf(it.Key, it.Peek())
+}
+
+func (s *Store) mayClaim(resource string) bool {
+	return s.claims != nil && (s.claimed == nil || s.claimed[resource])
+}
+
+// claimResources makes Options.ClaimResources a set (nil when it is empty).
+func claimResources(rs []string) map[string]bool {
+	if len(rs) == 0 {
+		return nil
+	}
+	m := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		m[r] = true
+	}
+	return m
 }
 
 // checkClaims decides whether the commands of one transaction, whose items before
@@ -121,10 +146,10 @@ func (s *Store) publishClaims(ev Event) {
 	}
 	var old, next []string
 	if prev := s.latest[ev.Item.Key]; prev != nil {
-		old = s.claimsOf(prev.Key, prev.Object)
+		old = s.itemClaims(prev)
 	}
 	if ev.Type != Deleted {
-		next = s.claimsOf(ev.Item.Key, ev.Item.Object)
+		next = s.itemClaims(ev.Item)
 	}
 	for _, c := range old {
 		if !slices.Contains(next, c) && s.claimOwner[c] == ev.Item.Key {
@@ -153,7 +178,7 @@ func (s *Store) rebuildClaims(trees map[string]*btree.BTreeG[*Item]) map[string]
 	slices.Sort(resources)
 	for _, r := range resources {
 		trees[r].Ascend(func(it *Item) bool {
-			for _, c := range s.claimsOf(it.Key, it.Object) {
+			for _, c := range s.itemClaims(it) {
 				if _, held := owners[c]; !held {
 					owners[c] = it.Key
 				}

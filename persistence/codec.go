@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The storage encoding is JSON (see docs/storage-encoding.md): the stored bytes are what a list or
@@ -155,7 +156,7 @@ func stamp(obj runtime.Object, rev int64, enc encoded) (value, jsonPart []byte, 
 // tombstone returns the last state of prev re-stamped with the deletion revision rev,
 // as a new item (prev is shared and stays untouched).
 func tombstone(prev *Item, rev int64) (*Item, error) {
-	obj := prev.Object.DeepCopyObject()
+	obj := prev.Peek().DeepCopyObject()
 	old := strconv.FormatInt(prev.Revision, 10)
 	enc := encoded{json: prev.JSON(), at: rvValueAt(prev.JSON(), old)}
 	var js []byte
@@ -173,7 +174,9 @@ func tombstone(prev *Item, rev int64) (*Item, error) {
 		acc.SetResourceVersion(strconv.FormatInt(rev, 10))
 		_, js = objectValue(rev, enc.json, enc.at, old)
 	}
-	return &Item{Key: prev.Key, Revision: rev, Object: obj, uid: prev.uid, json: js}, nil
+	it := &Item{Key: prev.Key, Revision: rev, newObject: prev.newObject, uid: prev.uid, json: js}
+	it.setObject(obj)
+	return it, nil
 }
 
 // decodeObjectValue splits a stored object value into its revision and JSON.
@@ -229,21 +232,33 @@ var fastTimes = jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(func(dec *jsont
 	return fmt.Errorf("time: want a string or null, got %v", tok.Kind())
 }))
 
-// decodeItem rebuilds an item from its JSON, using newObject for the Go type.
-func decodeItem(key Key, rev int64, js []byte, newObject func(string) (runtime.Object, error)) (*Item, error) {
+// decodeObject decodes an object and its uid from its stored JSON, using newObject
+// for the Go type.
+func decodeObject(key Key, js []byte, newObject func(string) (runtime.Object, error)) (runtime.Object, types.UID, error) {
 	if newObject == nil {
-		return nil, fmt.Errorf("decode %s: Options.NewObject is nil", key.Resource)
+		return nil, "", fmt.Errorf("decode %s: Options.NewObject is nil", key.Resource)
 	}
 	obj, err := newObject(key.Resource)
 	if err != nil {
-		return nil, fmt.Errorf("decode %s/%s/%s: %w", key.Resource, key.Namespace, key.Name, err)
+		return nil, "", fmt.Errorf("decode %s/%s/%s: %w", key.Resource, key.Namespace, key.Name, err)
 	}
 	if err := unmarshalObject(js, obj); err != nil {
-		return nil, fmt.Errorf("decode %s/%s/%s: %w", key.Resource, key.Namespace, key.Name, err)
+		return nil, "", fmt.Errorf("decode %s/%s/%s: %w", key.Resource, key.Namespace, key.Name, err)
 	}
 	acc, err := meta.Accessor(obj)
 	if err != nil {
-		return nil, fmt.Errorf("decode %s: %w", key.Resource, err)
+		return nil, "", fmt.Errorf("decode %s: %w", key.Resource, err)
 	}
-	return &Item{Key: key, Revision: rev, Object: obj, uid: acc.GetUID(), json: js}, nil
+	return obj, acc.GetUID(), nil
+}
+
+// decode sets a loaded item's object and uid from its JSON.
+func (it *Item) decode() error {
+	obj, uid, err := decodeObject(it.Key, it.json, it.newObject)
+	if err != nil {
+		return err
+	}
+	it.setObject(obj)
+	it.uid = uid
+	return nil
 }

@@ -184,7 +184,7 @@ func (s *Store) writeTxn(g *groupWrite, r *request) result {
 			copy(d.Value, op.value)
 			_ = d.Finish()
 			s.overlay[op.ev.Item.Key] = op.ev.Item
-			objs[i] = op.ev.Item.Object
+			objs[i] = op.ev.Item.Object()
 		}
 		// The change-log entry is written straight into the batch: no key or value
 		// of its own to allocate and copy on the committer's goroutine.
@@ -248,7 +248,7 @@ func (s *Store) materialize(rev int64, r *request) ([]op, []claimChange, error) 
 	for i, c := range r.cmds {
 		if s.claims != nil {
 			if prev := lookup(c.Key); prev != nil {
-				before = append(before, claimItem{key: c.Key, claims: s.claimsOf(c.Key, prev.Object)})
+				before = append(before, claimItem{key: c.Key, claims: s.itemClaims(prev)})
 			} else {
 				before = append(before, claimItem{key: c.Key})
 			}
@@ -270,7 +270,8 @@ func (s *Store) materialize(rev int64, r *request) ([]op, []claimChange, error) 
 			if s.claims != nil {
 				after = append(after, claimItem{key: c.Key, claims: s.claimsOf(c.Key, c.Object)})
 			}
-			it = &Item{Key: c.Key, Revision: rev, Object: c.Object, uid: r.uids[i], json: js}
+			it = &Item{Key: c.Key, Revision: rev, newObject: s.newObject, uid: r.uids[i], json: js}
+			it.setObject(c.Object)
 			ops[i] = op{ev: Event{Type: typesOf[i], Item: it}, value: value}
 		}
 		if len(r.cmds) > 1 {

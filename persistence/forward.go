@@ -413,12 +413,12 @@ func (s *Store) objectsAt(rev int64, q *request) []runtime.Object {
 	evs := v.events[lo:hi]
 	ok := len(evs) == len(q.cmds)
 	for i := 0; ok && i < len(evs); i++ {
-		ok = evs[i].Item.Key == q.cmds[i].Key && (evs[i].Type == Deleted || evs[i].Item.Object != nil) // not lean (shedEncodings)
+		ok = evs[i].Item.Key == q.cmds[i].Key && (evs[i].Type == Deleted || !evs[i].Item.lean()) // not lean (shedEncodings, sweepDecoded)
 	}
 	if ok {
 		for i, ev := range evs {
 			if ev.Type != Deleted {
-				objs[i] = ev.Item.Object
+				objs[i] = ev.Item.Object()
 			}
 		}
 		return objs

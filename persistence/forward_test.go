@@ -150,8 +150,8 @@ func TestFollowerApplyHasTheLeadersContract(t *testing.T) {
 					if lastObj != nil {
 						t.Fatalf("delete returned %v", lastObj)
 					}
-				} else if lastObj != it.Object {
-					t.Fatalf("returned object %p is not the cached one %p", lastObj, it.Object)
+				} else if lastObj != it.Object() {
+					t.Fatalf("returned object %p is not the cached one %p", lastObj, it.Object())
 				}
 				for _, o := range objs {
 					if o != nil && o.(*corev1.Pod).ResourceVersion != fmt.Sprint(rev) {
@@ -221,7 +221,7 @@ func TestFollowerConcurrentWritesFromEveryReplica(t *testing.T) {
 	for n, s := range c.live() {
 		for name, rev := range acked {
 			it, err := s.Get(podKey("default", name))
-			if err != nil || it.Revision != rev || it.Object.(*corev1.Pod).Labels["updated"] != "yes" {
+			if err != nil || it.Revision != rev || it.Object().(*corev1.Pod).Labels["updated"] != "yes" {
 				t.Fatalf("%s: %s: %v %v, want the update at %d", n, name, it, err, rev)
 			}
 		}

@@ -387,7 +387,7 @@ func (s *Store) restore(rc io.Reader) error {
 			return fmt.Errorf("snapshot: object %s: %w", keyString(key), err)
 		}
 		_ = b.Set(k, v, nil)
-		items = append(items, &Item{Key: key, Revision: irev, json: js})
+		items = append(items, &Item{Key: key, Revision: irev, newObject: s.newObject, json: js})
 	}
 	if err := s.decodeAll(items); err != nil {
 		return fmt.Errorf("snapshot: %w", err)
@@ -421,6 +421,7 @@ func (s *Store) restore(rc io.Reader) error {
 		modRev[res] = rev
 	}
 	s.latest, s.trees, s.modRev, s.modFloor, s.owners = latest, trees, modRev, rev, owned
+	clear(s.clones) // clones of the replaced trees
 	s.claimOwner = s.rebuildClaims(trees)
 	s.rev.Store(rev)
 	cur := s.changes.Load()

@@ -105,4 +105,4 @@ func node(name string) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)}}
 }
 
-func podImage(it *Item) string { return it.Object.(*corev1.Pod).Spec.Containers[0].Image }
+func podImage(it *Item) string { return it.Object().(*corev1.Pod).Spec.Containers[0].Image }

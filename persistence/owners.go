@@ -24,10 +24,11 @@ type owners map[ownerKey]map[string]*Item
 
 // ownerKeys calls fn with the key of each set it holds.
 func ownerKeys(it *Item, fn func(ownerKey)) {
-	if it.Object == nil {
+	obj := it.Peek()
+	if obj == nil {
 		return
 	}
-	m, err := meta.Accessor(it.Object)
+	m, err := meta.Accessor(obj)
 	if err != nil {
 		return
 	}
@@ -95,7 +96,7 @@ func (s *Store) Related(resource, namespace string, uid types.UID, prefix string
 		}
 	}
 	s.mu.Lock()
-	sn := s.snapshotLocked(resource, s.rev.Load())
+	sn := s.snapshotLocked(resource, s.rev.Load(), false)
 	add(s.owners[ownerKey{resource, namespace, uid}])
 	if uid != "" {
 		add(s.owners[ownerKey{resource, namespace, ""}])

@@ -30,7 +30,7 @@ func ownedPod(ns, name string, refs ...string) *corev1.Pod {
 func relatedByScan(s *Store, ns string, uid types.UID, prefix string) []string {
 	var out []string
 	s.Snapshot("pods").Ascend(ns, "", func(it *Item) bool {
-		p := it.Object.(*corev1.Pod)
+		p := it.Object().(*corev1.Pod)
 		owned := slices.ContainsFunc(p.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == uid })
 		orphan := metav1.GetControllerOfNoCopy(p) == nil
 		if owned || orphan || (prefix != "" && strings.HasPrefix(p.Name, prefix)) {
@@ -130,6 +130,9 @@ func TestRelatedFollowsWrites(t *testing.T) {
 		default:
 			cmd = Command{Op: OpUpdate, Key: podKey(ns, name), Object: ownedPod(ns, name, refs()...)}
 			cmd.Pre.ResourceVersion = cur.Revision
+		}
+		if i%5 == 0 {
+			leanAll(s) // the index drops and re-indexes lean versions too
 		}
 		if _, _, err := s.Apply(ctx, cmd); err != nil {
 			t.Fatalf("step %d: %v", i, err)

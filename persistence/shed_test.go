@@ -62,7 +62,7 @@ func TestShedEncodings(t *testing.T) {
 		it := ev.Item
 		superseded := s.latest[it.Key] != it
 		wantShed := superseded && it.Revision <= line
-		if gotShed := it.Object == nil; gotShed != wantShed {
+		if gotShed := it.lean(); gotShed != wantShed {
 			t.Errorf("revision %d (%s %s, superseded %v): lean %v, want %v", it.Revision, ev.Type, it.Key.Name, superseded, gotShed, wantShed)
 		}
 		switch {
@@ -87,13 +87,13 @@ func TestShedEncodings(t *testing.T) {
 		seen += len(evs)
 		for _, ev := range evs {
 			it := ev.Item
-			if it.Object == nil {
+			if it.Object() == nil {
 				t.Fatalf("revision %d: watched without its object", it.Revision)
 			}
 			if got := string(it.JSON()); got != sent[it.Revision] {
 				t.Errorf("revision %d: JSON\n%s\nwant\n%s", it.Revision, got, sent[it.Revision])
 			}
-			if got, err := marshalJSON(it.Object); err != nil || string(got) != sent[it.Revision] {
+			if got, err := marshalJSON(it.Object()); err != nil || string(got) != sent[it.Revision] {
 				t.Errorf("revision %d: the object watched encodes as\n%s (%v)\nwant\n%s", it.Revision, got, err, sent[it.Revision])
 			}
 			if it.uid == "" {
@@ -126,7 +126,7 @@ func TestShedLateSupersede(t *testing.T) {
 	}
 	lean := func() bool {
 		v := s.changes.Load()
-		return v.events[0].Item.Revision == 1 && v.events[0].Item.Object == nil
+		return v.events[0].Item.Revision == 1 && v.events[0].Item.lean()
 	}
 	if lean() {
 		t.Fatal("revision 1 shed while current")
@@ -163,7 +163,7 @@ func TestReopenKeepsOldVersionsLean(t *testing.T) {
 		}
 		var out []string
 		for _, ev := range evs {
-			js, err := marshalJSON(ev.Item.Object)
+			js, err := marshalJSON(ev.Item.Object())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,9 +179,9 @@ func TestReopenKeepsOldVersionsLean(t *testing.T) {
 	lean := 0
 	for _, ev := range s.changes.Load().events {
 		switch current := s.latest[ev.Item.Key] == ev.Item; {
-		case current && ev.Item.Object == nil:
+		case current && ev.Item.lean():
 			t.Errorf("revision %d: current, but not decoded", ev.Item.Revision)
-		case !current && ev.Item.Object != nil:
+		case !current && !ev.Item.lean():
 			t.Errorf("revision %d: superseded, but decoded at load", ev.Item.Revision)
 		case !current:
 			lean++

@@ -44,11 +44,23 @@ func (s *Store) Changed(resource string) int64 {
 	return max(s.modRev[resource], s.modFloor)
 }
 
-// Snapshot returns the current state of one resource.
+// Snapshot returns the current state of one resource, for a reader that is done with
+// it when it has read it (a controller's scan): it is not retained for SnapshotAt.
 func (s *Store) Snapshot(resource string) *Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.snapshotLocked(resource, s.rev.Load())
+	return s.snapshotLocked(resource, s.rev.Load(), false)
+}
+
+// ListSnapshot returns the current state of one resource and retains it (for
+// snapshotTTL, at most snapshotRetained of them), so that a list's continuation, an
+// exact list at its revision or a watch from it reads the same state (SnapshotAt).
+// A retained snapshot keeps the versions it holds in memory until it expires, so
+// only what a client may come back to takes one.
+func (s *Store) ListSnapshot(resource string) *Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snapshotLocked(resource, s.rev.Load(), true)
 }
 
 // AscendCurrent calls fn for each current object of resource in namespace (every
@@ -62,9 +74,12 @@ func (s *Store) AscendCurrent(resource, namespace string, fn func(*Item) bool) {
 }
 
 // snapshotLocked returns the current state of resource labelled with revision rev
-// (which the caller knows to be equivalent). It reuses the newest retained clone when
-// the resource has not changed since, so repeated lists do not clone.
-func (s *Store) snapshotLocked(resource string, rev int64) *Snapshot {
+// (which the caller knows to be equivalent), retained for SnapshotAt or not. It
+// reuses the newest clone when the resource has not changed since, so repeated
+// reads do not clone: the newest retained one, or the last one not retained (kept
+// until the resource changes and the next snapshot replaces it; it pins nothing but
+// the versions superseded since).
+func (s *Store) snapshotLocked(resource string, rev int64, retain bool) *Snapshot {
 	t := s.trees[resource]
 	if t == nil {
 		return &Snapshot{rev: rev}
@@ -80,13 +95,21 @@ func (s *Store) snapshotLocked(resource string, rev int64) *Snapshot {
 			break
 		}
 	}
-	c := t.Clone()
-	s.snaps = append(s.snaps, &retainedSnapshot{resource: resource, tree: c, minRev: mod, maxRev: s.rev.Load(), at: at})
-	if len(s.snaps) > snapshotRetained {
-		s.snaps[0] = nil
-		s.snaps = s.snaps[1:]
+	e := s.clones[resource]
+	if e == nil || e.minRev != mod {
+		e = &retainedSnapshot{resource: resource, tree: t.Clone(), minRev: mod}
+		s.clones[resource] = e
 	}
-	return &Snapshot{tree: c, rev: rev}
+	e.maxRev, e.at = max(e.maxRev, s.rev.Load()), at
+	if retain {
+		delete(s.clones, resource)
+		s.snaps = append(s.snaps, e)
+		if len(s.snaps) > snapshotRetained {
+			s.snaps[0] = nil
+			s.snaps = s.snaps[1:]
+		}
+	}
+	return &Snapshot{tree: e.tree, rev: rev}
 }
 
 // expire drops snapshots older than the TTL.
@@ -109,7 +132,7 @@ func (s *Store) SnapshotAt(resource string, rev int64) (*Snapshot, error) {
 		return nil, fmt.Errorf("snapshot %s at %d: %w: newer than revision %d", resource, rev, ErrInvalid, cur)
 	}
 	if rev >= s.modFloor && s.modRev[resource] <= rev {
-		return s.snapshotLocked(resource, rev), nil // unchanged since rev
+		return s.snapshotLocked(resource, rev, true), nil // unchanged since rev
 	}
 	s.snaps.expire(now())
 	for i := len(s.snaps) - 1; i >= 0; i-- {

@@ -125,7 +125,8 @@ func TestSnapshotAt(t *testing.T) {
 	s := openMem(t, nil, 0)
 	defer closeStore(t, s)
 	fill(t, s, 100)                                                  // revision 1
-	listed := s.Snapshot("pods")                                     // handed out at 1, retained
+	listed := s.ListSnapshot("pods")                                 // handed out at 1, retained
+	s.Snapshot("pods")                                               // a scan's: not retained, reused
 	if _, _, err := s.Apply(ctx, create("other", "n")); err != nil { // 2: pods change
 		t.Fatal(err)
 	}
@@ -209,5 +210,31 @@ func TestChanged(t *testing.T) {
 	defer closeStore(t, s)
 	if got := s.Changed("pods"); got < last {
 		t.Errorf("after a reopen: pods changed at %d, before their last change %d", got, last)
+	}
+}
+
+// TestScanSnapshotsAreNotRetained: a controller's Snapshot is not kept for
+// SnapshotAt (it would pin every version it holds for snapshotTTL), a list's is, and
+// both reuse the last clone while the resource is unchanged.
+func TestScanSnapshotsAreNotRetained(t *testing.T) {
+	s := openMem(t, nil, 0)
+	defer closeStore(t, s)
+	fill(t, s, 10) // revision 1
+	scan := s.Snapshot("pods")
+	if again := s.Snapshot("pods"); again.tree != scan.tree {
+		t.Error("a second scan of unchanged pods cloned again")
+	}
+	applyEach(t, s, create("other", "n")) // 2
+	s.Snapshot("pods")
+	if _, err := s.SnapshotAt("pods", 1); !errors.Is(err, ErrCompacted) {
+		t.Fatalf("SnapshotAt(1) after scans only: %v, want ErrCompacted", err)
+	}
+	listed := s.ListSnapshot("pods")
+	if scanned := s.Snapshot("pods"); scanned.tree != listed.tree {
+		t.Error("a scan after a list of unchanged pods cloned again")
+	}
+	applyEach(t, s, create("other", "m")) // 3
+	if sn, err := s.SnapshotAt("pods", 2); err != nil || sn.Len() != 11 {
+		t.Fatalf("SnapshotAt(2) after a list at 2: %v", err)
 	}
 }

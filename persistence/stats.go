@@ -96,6 +96,9 @@ func newStoreStats() storeStats {
 type Stats struct {
 	// Objects counts the stored objects per resource.
 	Objects map[string]int
+	// Lean counts the current objects kept as their JSON alone after the last sweep
+	// (Options.LeanAfter): decoded again when next read.
+	Lean int
 	// Apply is the latency of Apply (queueing, deciding, writing, the shared fsync and
 	// publishing), in nanoseconds; Fsync the synced commit of one group, in
 	// nanoseconds; GroupSize the transactions committed together.
@@ -107,6 +110,7 @@ type Stats struct {
 func (s *Store) Stats() Stats {
 	st := Stats{
 		Apply: s.stats.apply.Snapshot(), Fsync: s.stats.fsync.Snapshot(), GroupSize: s.stats.groupSize.Snapshot(),
+		Lean: int(s.leanCount.Load()),
 	}
 	s.mu.RLock()
 	st.Objects = make(map[string]int, len(s.trees))

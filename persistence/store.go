@@ -35,6 +35,13 @@ type Options struct {
 	// hold at the same time (claims.go); it must be a pure function of the object,
 	// the same on every replica.
 	Claims func(resource string, obj kruntime.Object) []string
+	// ClaimResources, when set, are the only resources whose objects Claims can find
+	// claims in: the others' objects are not given to it (nor decoded for it when lean).
+	ClaimResources []string
+	// LeanAfter: a current object no one read for between one and two of these is
+	// kept as its JSON alone and decoded again when next read (lean.go). 0 means
+	// DefaultLeanAfter; a negative value keeps every current object decoded.
+	LeanAfter time.Duration
 
 	fs vfs.FS // tests: the filesystem to open Dir on (strict or fault-injecting)
 }
@@ -47,6 +54,7 @@ type Store struct {
 	db          *pebble.DB
 	newObject   func(string) (kruntime.Object, error)
 	claims      func(string, kruntime.Object) []string
+	claimed     map[string]bool // nil: every resource may claim
 	window      int64
 	compactStep int64
 	shedAge     int64 // revisions after which a superseded version is shed (shedEncodings)
@@ -69,10 +77,11 @@ type Store struct {
 	latest     map[Key]*Item
 	claimOwner map[string]Key // who holds each claim (claims.go)
 	trees      map[string]*btree.BTreeG[*Item]
-	owners     owners           // the current objects by owner (owners.go)
-	modRev     map[string]int64 // per resource: revision of its last change
-	modFloor   int64            // modRev is exact only for changes after this revision
-	snaps      snapshotCache
+	owners     owners                       // the current objects by owner (owners.go)
+	modRev     map[string]int64             // per resource: revision of its last change
+	modFloor   int64                        // modRev is exact only for changes after this revision
+	snaps      snapshotCache                // retained for SnapshotAt (snapshot.go)
+	clones     map[string]*retainedSnapshot // per resource, the last clone not retained
 
 	// changes is the change log as watchers read it, without taking mu (see logView);
 	// only the publishing goroutine advances it, after releasing mu (publish).
@@ -82,7 +91,9 @@ type Store struct {
 	replica      *replica // nil: a store of one
 	appliedIndex uint64   // replicated: the last Raft index applied (owned by the FSM)
 
-	stats storeStats // stats.go
+	stats     storeStats   // stats.go
+	leanCount atomic.Int64 // current objects lean after the last sweep (lean.go)
+	sweeps    atomic.Int64 // sweeps so far (lean.go)
 }
 
 // Open opens (or creates) a store and loads its state.
@@ -129,6 +140,7 @@ func Open(opts Options) (*Store, error) {
 		db:           db,
 		newObject:    opts.NewObject,
 		claims:       opts.Claims,
+		claimed:      claimResources(opts.ClaimResources),
 		claimOverlay: make(map[string]claimHolder),
 		window:       window,
 		compactStep:  max(1, window/64),
@@ -141,6 +153,7 @@ func Open(opts Options) (*Store, error) {
 		trees:        make(map[string]*btree.BTreeG[*Item]),
 		owners:       make(owners),
 		modRev:       make(map[string]int64),
+		clones:       make(map[string]*retainedSnapshot),
 		stats:        newStoreStats(),
 	}
 	if err := s.load(); err != nil {
@@ -154,6 +167,13 @@ func Open(opts Options) (*Store, error) {
 		s.replica = r
 	}
 	go s.run()
+	leanAfter := opts.LeanAfter
+	if leanAfter == 0 {
+		leanAfter = DefaultLeanAfter
+	}
+	if leanAfter > 0 {
+		go s.sweeper(leanAfter)
+	}
 	return s, nil
 }
 
@@ -337,7 +357,7 @@ func (s *Store) load() error {
 	// The scans read Pebble on this goroutine while decoders turn the JSON into
 	// objects on every core: decoding is most of a start's work, and overlapping
 	// it with the reads keeps every core busy from the first object read.
-	dec := newPipelineDecoder(s.newObject)
+	dec := newPipelineDecoder()
 	var objs []*Item
 	err = s.scan(objPrefix, prefixEnd(objPrefix), func(k, v []byte) error {
 		key, err := parseObjKey(k)
@@ -348,7 +368,7 @@ func (s *Store) load() error {
 		if err != nil {
 			return fmt.Errorf("object %s: %w", keyString(key), err)
 		}
-		it := &Item{Key: key, Revision: irev, json: js}
+		it := &Item{Key: key, Revision: irev, newObject: s.newObject, json: js}
 		objs = append(objs, it)
 		dec.add(it)
 		return nil
@@ -385,7 +405,7 @@ func (s *Store) load() error {
 		}
 		// An older version stays lean, its JSON alone, as shedEncodings leaves one:
 		// a watcher from that far back decodes it when it reads it (revive).
-		events = append(events, Event{Type: t, Item: &Item{Key: key, Revision: erev, json: js}})
+		events = append(events, Event{Type: t, Item: &Item{Key: key, Revision: erev, newObject: s.newObject, transient: true, json: js}})
 		return nil
 	})
 	if derr := dec.wait(); err != nil || derr != nil {
@@ -400,47 +420,37 @@ func (s *Store) load() error {
 // decodeAll decodes the Object of every item from its JSON, on all cores.
 func (s *Store) decodeAll(items []*Item) error {
 	return onAllCores(len(items), 256, func(i int) error {
-		it := items[i]
-		d, err := decodeItem(it.Key, it.Revision, it.json, s.newObject)
-		if err != nil {
-			return err
-		}
-		it.Object, it.uid = d.Object, d.uid
-		return nil
+		return items[i].decode()
 	})
 }
 
 // pipelineDecoder decodes items handed to it on GOMAXPROCS goroutines, in batches,
 // while its caller goes on reading: see load.
 type pipelineDecoder struct {
-	newObject func(string) (kruntime.Object, error)
-	batch     []*Item
-	work      chan []*Item
-	wg        sync.WaitGroup
-	mu        sync.Mutex
-	errs      []error
+	batch []*Item
+	work  chan []*Item
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	errs  []error
 }
 
 // decodeBatch is how many items a decoder takes at a time: enough to make the
 // channel's cost negligible, few enough to spread a small store over the cores.
 const decodeBatch = 256
 
-func newPipelineDecoder(newObject func(string) (kruntime.Object, error)) *pipelineDecoder {
-	d := &pipelineDecoder{newObject: newObject, work: make(chan []*Item, 4*runtime.GOMAXPROCS(0))}
+func newPipelineDecoder() *pipelineDecoder {
+	d := &pipelineDecoder{work: make(chan []*Item, 4*runtime.GOMAXPROCS(0))}
 	for range runtime.GOMAXPROCS(0) {
 		d.wg.Add(1)
 		go func() {
 			defer d.wg.Done()
 			for batch := range d.work {
 				for _, it := range batch {
-					dd, err := decodeItem(it.Key, it.Revision, it.json, d.newObject)
-					if err != nil {
+					if err := it.decode(); err != nil {
 						d.mu.Lock()
 						d.errs = append(d.errs, err)
 						d.mu.Unlock()
-						continue
 					}
-					it.Object, it.uid = dd.Object, dd.uid
 				}
 			}
 		}()

@@ -82,7 +82,7 @@ func TestApplySemantics(t *testing.T) {
 					}
 					continue
 				}
-				if gerr != nil || it.Revision != rev || it.Object != objs[i] {
+				if gerr != nil || it.Revision != rev || it.Object() != objs[i] {
 					t.Fatalf("get %v = %+v, %v", c.Key, it, gerr)
 				}
 				if rv := objs[i].(*corev1.Pod).ResourceVersion; rv != strconv.FormatInt(rev, 10) {
@@ -172,7 +172,7 @@ func TestItemJSONIsAValidObject(t *testing.T) {
 			if got.Metadata.ResourceVersion != strconv.FormatInt(it.Revision, 10) {
 				t.Fatalf("json resourceVersion %q, item revision %d", got.Metadata.ResourceVersion, it.Revision)
 			}
-			again, err := json.Marshal(it.Object)
+			again, err := json.Marshal(it.Object())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -78,24 +78,29 @@ func (s *Store) shedEncodings(v *logView, to int64) {
 	}
 	for i := range int(v.after(to) - v.firstSeq) {
 		it := v.events[i].Item
-		if it.Object == nil || s.latest[it.Key] == it {
-			continue // lean already, or still current
+		if it.transient || s.latest[it.Key] == it {
+			continue // shed already, or still current
 		}
 		js := it.JSON()
 		if js == nil {
 			continue // no encoding to decode from: keep the object
 		}
-		v.events[i].Item = &Item{Key: it.Key, Revision: it.Revision, uid: it.uid, json: js}
+		v.events[i].Item = &Item{Key: it.Key, Revision: it.Revision, newObject: s.newObject, transient: true, uid: it.uid, json: js}
 	}
 }
 
-// revive returns it with its Object: it itself, or, for a lean item of the change log
-// (shedEncodings, load), a new item decoded from its JSON.
+// revive returns it itself or, for an old version shed from the change log
+// (shedEncodings, load), a new item decoded from its JSON, which its reader may call
+// Object on as often as it likes while the log keeps the version lean.
 func (s *Store) revive(it *Item) (*Item, error) {
-	if it.Object != nil || it.json == nil {
+	if !it.transient || !it.lean() {
 		return it, nil
 	}
-	return decodeItem(it.Key, it.Revision, it.json, s.newObject)
+	d := &Item{Key: it.Key, Revision: it.Revision, newObject: it.newObject, json: it.json}
+	if err := d.decode(); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // Watcher delivers the events of one resource after a revision.

@@ -104,7 +104,7 @@ func TestWatchDeletedCarriesLastState(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := nextN(t, w, 1)[0]
-	p := ev.Item.Object.(interface{ GetResourceVersion() string })
+	p := ev.Item.Object().(interface{ GetResourceVersion() string })
 	if ev.Type != Deleted || ev.Item.Revision != 3 || p.GetResourceVersion() != "3" {
 		t.Fatalf("delete event %s at %d with resourceVersion %s", ev.Type, ev.Item.Revision, p.GetResourceVersion())
 	}
@@ -287,7 +287,7 @@ func TestWatchersReadWhileCompacting(t *testing.T) {
 					return
 				}
 				for _, ev := range evs {
-					if ev.Item.Revision != next || ev.Type != Added || ev.Item.Object == nil {
+					if ev.Item.Revision != next || ev.Type != Added || ev.Item.Object() == nil {
 						t.Errorf("event %s at %d, want ADDED at %d", ev.Type, ev.Item.Revision, next)
 						return
 					}

@@ -1,6 +1,10 @@
 package pod
 
-import corev1 "k8s.io/api/core/v1"
+import (
+	"bytes"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // DefaultGrace is the grace period, in seconds, of a pod that sets none.
 const DefaultGrace int64 = 30
@@ -25,6 +29,29 @@ func Grace(p *corev1.Pod, requested *int64) int64 {
 func Terminal(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
+
+// MayBeTerminal tells, from a pod's JSON (encoding/json's, as the store keeps it),
+// whether it may be Terminal, without decoding it: false means it is not, true that
+// the caller must decode it to know. It reads the last "phase" member, looking from
+// the end: status is the pod's last member and phase its first, so that is
+// status.phase, a few hundred bytes from the end, when the pod has one. Only a pod
+// without a phase and with a label or annotation named "phase" valued Succeeded or
+// Failed gives a false true (a JSON string cannot hold an unescaped quote, so no
+// value can fake a member).
+func MayBeTerminal(js []byte) bool {
+	i := bytes.LastIndex(js, phaseMember)
+	if i < 0 {
+		return false
+	}
+	v := js[i+len(phaseMember):]
+	return bytes.HasPrefix(v, phaseSucceeded) || bytes.HasPrefix(v, phaseFailed)
+}
+
+var (
+	phaseMember    = []byte(`"phase":"`)
+	phaseSucceeded = []byte(corev1.PodSucceeded + `"`)
+	phaseFailed    = []byte(corev1.PodFailed + `"`)
+)
 
 // Ready tells whether p's Ready condition is True.
 func Ready(p *corev1.Pod) bool {

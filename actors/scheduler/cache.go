@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	podpkg "github.com/kubeactor/kubeactor/actors/pod"
 )
@@ -46,9 +47,14 @@ type Cache struct {
 	bids     []Bid                      // reused by Schedule
 }
 
+// cachedPod is what the cache needs of a counted pod: not the pod itself, which would
+// keep every pod of the cluster decoded in memory (persistence keeps a pod no one
+// reads as its JSON alone).
 type cachedPod struct {
-	pod  *corev1.Pod
-	node string
+	uid       types.UID
+	namespace string
+	labels    map[string]string // the pod's own map: shared, never modified
+	node      string
 }
 
 // NewCache returns an empty cache.
@@ -190,7 +196,7 @@ func (c *Cache) SetPod(pod *corev1.Pod) {
 		// A newer version that counts the same on the same node (a status write, the
 		// binding observed after the assumption): nothing the decisions read changed,
 		// so the node is not touched and no shard re-bids it.
-		cp.pod = pod
+		cp.labels = pod.Labels
 		delete(c.assumed, key)
 		return
 	}
@@ -206,8 +212,8 @@ func (c *Cache) SetPod(pod *corev1.Pod) {
 // same services and controllers on the same node: the same pod (uid) with the same
 // labels, still holding its room. NodeInfo.replacePod checks what the node counts.
 func sameCounts(cp *cachedPod, pod *corev1.Pod) bool {
-	return cp.pod.UID == pod.UID && cp.node == pod.Spec.NodeName && !podpkg.Terminal(pod) &&
-		maps.Equal(cp.pod.Labels, pod.Labels)
+	return cp.uid == pod.UID && cp.node == pod.Spec.NodeName && !podpkg.Terminal(pod) &&
+		maps.Equal(cp.labels, pod.Labels)
 }
 
 // DeletePod forgets a pod, bound or assumed.
@@ -284,7 +290,7 @@ func (c *Cache) add(key string, pod *corev1.Pod, node string) {
 	}
 	n.AddPod(pod)
 	c.touch(n)
-	cp := &cachedPod{pod: pod, node: node}
+	cp := &cachedPod{uid: pod.UID, namespace: pod.Namespace, labels: pod.Labels, node: node}
 	c.pods[key] = cp
 	ns := namespace(pod.Namespace)
 	if c.inNS[ns] == nil {
@@ -309,13 +315,13 @@ func (c *Cache) remove(key string) {
 	n := c.nodes[p.node]
 	n.removeKey(key)
 	c.touch(n)
-	ns := namespace(p.pod.Namespace)
+	ns := namespace(p.namespace)
 	if delete(c.inNS[ns], key); len(c.inNS[ns]) == 0 {
 		delete(c.inNS, ns)
 	}
 	for _, list := range [...][]*serviceEntry{c.services[ns], c.rcs[ns], c.groups[ns]} {
 		for _, s := range list {
-			if s.matches(p.pod.Labels) {
+			if s.matches(p.labels) {
 				s.dec(n.slot)
 			}
 		}
@@ -382,7 +388,7 @@ func (c *Cache) changedSelectors() {
 // count counts the cached pods of namespace ns that s selects.
 func (c *Cache) count(s *serviceEntry, ns string) {
 	for _, p := range c.inNS[ns] {
-		if s.matches(p.pod.Labels) {
+		if s.matches(p.labels) {
 			s.inc(c.nodes[p.node].slot)
 		}
 	}

@@ -200,6 +200,7 @@ func TestAggregatesProperty(t *testing.T) {
 		c := NewCache()
 		nodes := []string{"n0", "n1", "n2", "n3"}
 		apps := []string{"web", "db", "cache"}
+		pods := map[string]*corev1.Pod{} // the last version of each pod the cache took
 		for step := 0; step < 300; step++ {
 			name := fmt.Sprintf("p%d", r.Intn(30))
 			switch op := r.Intn(10); {
@@ -215,9 +216,15 @@ func TestAggregatesProperty(t *testing.T) {
 				if r.Intn(8) == 0 {
 					b.Phase(corev1.PodFailed)
 				}
-				c.SetPod(b.Obj())
+				p := b.Obj()
+				c.SetPod(p)
+				pods[PodKey(p)] = p
 			case op < 6:
-				_ = c.Assume(st.NewPod(name).Labels("app", apps[r.Intn(3)]).CPU("100m").HostPort(81).Obj(), nodes[r.Intn(4)], t0)
+				p, node := st.NewPod(name).Labels("app", apps[r.Intn(3)]).CPU("100m").HostPort(81).Obj(), nodes[r.Intn(4)]
+				if c.Assume(p, node, t0) == nil {
+					p.Spec.NodeName = node
+					pods[PodKey(p)] = p
+				}
 			case op < 7:
 				c.DeletePod("default/" + name)
 			case op < 8:
@@ -235,18 +242,18 @@ func TestAggregatesProperty(t *testing.T) {
 					c.RemoveService("default", apps[r.Intn(3)])
 				}
 			}
-			checkAggregates(t, seed, step, c)
+			checkAggregates(t, seed, step, c, pods)
 		}
 	}
 }
 
-func checkAggregates(t *testing.T, seed int64, step int, c *Cache) {
+func checkAggregates(t *testing.T, seed int64, step int, c *Cache, pods map[string]*corev1.Pod) {
 	t.Helper()
 	for name, n := range c.nodes {
 		fresh := NewNodeInfo(n.node)
-		for _, p := range c.pods {
+		for key, p := range c.pods {
 			if p.node == name {
-				fresh.AddPod(p.pod)
+				fresh.AddPod(pods[key]) // the version the cache was last given
 			}
 		}
 		if n.milliCPU != fresh.milliCPU || n.memory != fresh.memory || n.nzMilliCPU != fresh.nzMilliCPU ||
@@ -263,7 +270,7 @@ func checkAggregates(t *testing.T, seed int64, step int, c *Cache) {
 			total, maxN := 0, 0
 			per := map[int]int{}
 			for _, p := range c.pods {
-				if s.matches(p.pod.Labels) {
+				if s.matches(p.labels) {
 					per[c.nodes[p.node].slot]++
 				}
 			}

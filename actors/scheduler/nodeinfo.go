@@ -62,8 +62,7 @@ type NodeInfo struct {
 }
 
 type podEntry struct {
-	pod *corev1.Pod
-	u   usage
+	u usage
 }
 
 type diskMount struct {
@@ -176,7 +175,7 @@ func (n *NodeInfo) AddPod(pod *corev1.Pod) {
 	if n.pods == nil {
 		n.pods = make(map[string]podEntry)
 	}
-	n.pods[key] = podEntry{pod: pod, u: u}
+	n.pods[key] = podEntry{u: u}
 	n.numPods++
 	n.milliCPU += u.milliCPU
 	n.memory += u.memory
@@ -196,17 +195,11 @@ func (n *NodeInfo) AddPod(pod *corev1.Pod) {
 	}
 }
 
-// replacePod swaps a counted pod for a newer version of it that uses the same (its
-// requests, host ports and volumes), so that the node holds the newest version and
-// no older one, and reports whether it did: otherwise nothing changes.
+// replacePod reports whether a counted pod's newer version uses the same (its
+// requests, host ports and volumes), so that the node's counts stand as they are.
 func (n *NodeInfo) replacePod(key string, pod *corev1.Pod) bool {
 	e, ok := n.pods[key]
-	if !ok || !e.u.equal(podUsage(pod)) {
-		return false
-	}
-	e.pod = pod
-	n.pods[key] = e
-	return true
+	return ok && e.u.equal(podUsage(pod))
 }
 
 // RemovePod stops counting a pod on the node. It subtracts exactly what AddPod added.

@@ -164,6 +164,7 @@ func checkStream(t *testing.T, seed int64, policy *Policy, limit int) {
 		templates[i] = randomPod(r, "template")
 	}
 	var placed []string
+	given := map[string]*corev1.Pod{} // the last version of each placed pod the cache took
 	for step := 0; step < 150; step++ {
 		switch x := r.Intn(20); {
 		case x == 0: // a node changes: labels, readiness, capacity
@@ -213,7 +214,7 @@ func checkStream(t *testing.T, seed int64, policy *Policy, limit int) {
 		case x == 7 && len(placed) > 0: // a placed pod's newer version: its status, sometimes its labels or its end
 			i := r.Intn(len(placed))
 			cp := c.pods[placed[i]]
-			p := cp.pod.DeepCopy()
+			p := given[placed[i]].DeepCopy()
 			p.Spec.NodeName = cp.node
 			p.Status.Phase = corev1.PodRunning
 			if r.Intn(4) == 0 {
@@ -224,6 +225,7 @@ func checkStream(t *testing.T, seed int64, policy *Policy, limit int) {
 				placed = append(placed[:i], placed[i+1:]...)
 			}
 			c.SetPod(p)
+			given[PodKey(p)] = p
 		default:
 			pod := templates[r.Intn(len(templates))].DeepCopy()
 			if r.Intn(10) == 0 {
@@ -246,10 +248,12 @@ func checkStream(t *testing.T, seed int64, policy *Policy, limit int) {
 				t.Fatal(err)
 			}
 			placed = append(placed, PodKey(pod))
+			given[PodKey(pod)] = pod
 			if r.Intn(3) == 0 { // the binding is observed
 				bound := pod.DeepCopy()
 				bound.Spec.NodeName = got.Node
 				c.SetPod(bound)
+				given[PodKey(pod)] = bound
 			}
 		}
 	}

@@ -26,7 +26,7 @@ func load(t *Table, resource string, sn *persistence.Snapshot) {
 	var svcs []*corev1.Service
 	var eps []*corev1.Endpoints
 	sn.Ascend("", "", func(it *persistence.Item) bool {
-		switch o := it.Object.(type) {
+		switch o := it.Object().(type) {
 		case *corev1.Service:
 			svcs = append(svcs, o)
 		case *corev1.Endpoints:
@@ -57,7 +57,7 @@ func follow(ctx context.Context, store *persistence.Store, t *Table, log logrus.
 
 // apply records one change in the table.
 func apply(t *Table, ev persistence.Event) {
-	switch o := ev.Item.Object.(type) {
+	switch o := ev.Item.Object().(type) {
 	case *corev1.Service:
 		if ev.Type == persistence.Deleted {
 			t.DeleteService(o.Namespace, o.Name)
