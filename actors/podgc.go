@@ -98,7 +98,7 @@ func (g *podGC) collect(ctx actor.Context) {
 		if !pod.MayBeTerminal(it.JSON()) {
 			return true
 		}
-		if p, ok := it.Object().(*corev1.Pod); ok {
+		if p, ok := it.Peek().(*corev1.Pod); ok { // a scan: not kept decoded
 			pods = append(pods, p)
 		}
 		return true

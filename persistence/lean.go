@@ -13,8 +13,8 @@ const DefaultLeanAfter = 30 * time.Second
 // whose object no one read since the previous sweep, and marks the others for the
 // next: a clock, so an item read at least once a period stays decoded and one left
 // alone goes lean one to two periods after its last read. It looks at the current
-// items and at those the retained snapshots hold (list continuation's, and every
-// Snapshot's: older versions, pinned until the snapshot expires), each once. At the
+// items and at those the retained snapshots hold (lists': older versions, pinned
+// until the snapshot expires), each once. At the
 // envelope's 150,000 pods nothing reads a settled pod (its actor stopped, its RC
 // settled, lists served from JSON): the decoded pods were about 800 MB of a 2.2 GB
 // live heap, and most of what the collector had to trace at every cycle. It returns

@@ -405,7 +405,7 @@ func (s *Store) load() error {
 		}
 		// An older version stays lean, its JSON alone, as shedEncodings leaves one:
 		// a watcher from that far back decodes it when it reads it (revive).
-		events = append(events, Event{Type: t, Item: &Item{Key: key, Revision: erev, newObject: s.newObject, transient: true, json: js}})
+		events = append(events, Event{Type: t, Item: s.oldVersion(key, erev, "", js)})
 		return nil
 	})
 	if derr := dec.wait(); err != nil || derr != nil {

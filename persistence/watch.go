@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // logView is the in-memory change log as of one publish: every event with revision >
@@ -85,8 +87,14 @@ func (s *Store) shedEncodings(v *logView, to int64) {
 		if js == nil {
 			continue // no encoding to decode from: keep the object
 		}
-		v.events[i].Item = &Item{Key: it.Key, Revision: it.Revision, newObject: s.newObject, transient: true, uid: it.uid, json: js}
+		v.events[i].Item = s.oldVersion(it.Key, it.Revision, it.uid, js)
 	}
+}
+
+// oldVersion is a superseded version as the change log keeps it: its JSON alone,
+// decoded by each reader (revive) and never kept decoded.
+func (s *Store) oldVersion(key Key, rev int64, uid types.UID, js []byte) *Item {
+	return &Item{Key: key, Revision: rev, newObject: s.newObject, transient: true, uid: uid, json: js}
 }
 
 // revive returns it itself or, for an old version shed from the change log
