@@ -25,8 +25,8 @@ import (
 // NodeOptions configure the node controller (the controller-manager's flags).
 type NodeOptions struct {
 	node.Config
-	// MonitorPeriod is how often each node is looked at without any event
-	// (--node-monitor-period).
+	// MonitorPeriod is how often a node with no deadline pending is looked at again
+	// without any event (--node-monitor-period).
 	MonitorPeriod time.Duration
 	// PodCIDRs configure the allocation of each node's spec.podCIDR (nodecidrs.go);
 	// the zero value allocates none.

@@ -263,12 +263,14 @@ func (m *manager) spawn(ctx actor.Context, key persistence.Key, c *cell) *childR
 	ref := &childRef{pid: pid}
 	k := objKey{key.Namespace, key.Name}
 	m.children[k] = ref
+	m.objStats.live.Store(int64(len(m.children)))
 	m.byID[pid.Id] = k
 	return ref
 }
 
 func (m *manager) forget(k objKey, c *childRef) {
 	delete(m.children, k)
+	m.objStats.live.Store(int64(len(m.children)))
 	if c != nil {
 		delete(m.byID, c.pid.Id)
 	}
@@ -303,4 +305,19 @@ func (m *manager) sweepIdle(ctx actor.Context) {
 		}
 		c.swept = c.routed
 	}
+	releaseStopped(ctx)
+}
+
+// releaseStopped clears the references protoactor keeps to stopped children. Its
+// set of a context's children removes a child by moving the last one into its slot
+// and shortening the slice, so the array past the end still points at the PIDs of
+// children that stopped, and each such PID caches its process: the child's mailbox,
+// context and actor, with the object it held. After a build of 150,000 pods whose
+// actors stopped when idle, that pinned over 300 MB (the pods' actors and their
+// decoded objects) until as many actors were spawned again. Children returns that
+// very slice; the manager's own goroutine runs this, as it runs every change of the
+// set.
+func releaseStopped(ctx actor.Context) {
+	live := ctx.Children()
+	clear(live[len(live):cap(live)])
 }

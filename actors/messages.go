@@ -119,6 +119,7 @@ type reply struct {
 
 // probeReply answers a probeRequest.
 type probeReply struct {
+	self     *objectActor // for tests of what the actor keeps alive
 	pid      *actor.PID
 	revision int64
 	handled  uint64

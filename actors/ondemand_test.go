@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,11 +189,13 @@ func TestActorsOnDemand(t *testing.T) {
 		{
 			name: "idle actors stop",
 			act: func(t *testing.T, s *System, clock *fakeClock) error {
+				// dying's grace period ends first: its actor is gone before the sweeps.
+				clock.Advance(31 * time.Second)
+				eventually(t, 5*time.Second, "dying removed after its grace", func() bool { return gone(s.env.store, podKey("ns", "dying")) })
 				for _, name := range []string{"p5", "p6"} {
 					probe(t, s, podKey("ns", name)) // spawned by a request
 				}
-				// p8 terminating: its grace period needs its actor (dying's ends before
-				// the first sweep).
+				// p8 terminating: its grace period needs its actor.
 				if _, _, err := s.Delete(ctx, podKey("ns", "p8"), DeleteOptions{GracePeriodSeconds: ptr(int64(600))}); err != nil {
 					return err
 				}
@@ -316,4 +320,30 @@ func TestOnDemandKinds(t *testing.T) {
 	if !onDemand("pods") || !onDemand("configmaps") || onDemand("nodes") {
 		t.Error("pods and configmaps are on demand, nodes are not")
 	}
+}
+
+// An idle actor that stopped is garbage: nothing of protoactor's keeps it (and the
+// object it held) alive once its manager swept again.
+func TestStoppedActorsAreFreed(t *testing.T) {
+	clock := newFakeClock()
+	st := storeWithPods(t, clock, 5)
+	s := startSystem(t, st, clock)
+	clock.Advance(31 * time.Second) // dying's grace period ends: its actor goes
+	eventually(t, 5*time.Second, "dying removed", func() bool { return gone(st, podKey("ns", "dying")) })
+	var freed atomic.Int32
+	names := []string{"p0", "p1", "p2", "p3"}
+	for _, name := range names {
+		runtime.AddCleanup(probe(t, s, podKey("ns", name)).self, func(n *atomic.Int32) { n.Add(1) }, &freed)
+	}
+	for range 3 {
+		clock.Advance(DefaultIdleAfter)
+		children(t, s, "pods") // after the sweep, in the manager's mailbox
+	}
+	eventually(t, 5*time.Second, "every pod actor stopped", func() bool { return len(children(t, s, "pods")) == 0 })
+	clock.Advance(DefaultIdleAfter) // a sweep after they stopped
+	children(t, s, "pods")
+	eventually(t, 5*time.Second, "the stopped actors collected", func() bool {
+		runtime.GC()
+		return int(freed.Load()) == len(names)
+	})
 }

@@ -34,6 +34,7 @@ type kindStats struct {
 	kind             string
 	posted, received atomic.Int64
 	restarts         atomic.Int64
+	live             atomic.Int64 // object actors alive now (a kind's manager counts them)
 	handling         *persistence.Histogram
 	withMailbox      actor.PropsOption // made once: a spawn allocates nothing more for it
 }
@@ -99,8 +100,8 @@ type ActorStats struct {
 	Kind string
 	// Messages counts the messages handled (system messages included); MailboxDepth
 	// the messages waiting in the kind's mailboxes now; Restarts the restarts by a
-	// supervisor after a panic.
-	Messages, MailboxDepth, Restarts int64
+	// supervisor after a panic; Live the object actors alive now (0 for the others).
+	Messages, MailboxDepth, Restarts, Live int64
 	// Handling is the time spent handling a message, in nanoseconds (user messages).
 	Handling persistence.HistogramSnapshot
 }
@@ -133,7 +134,7 @@ func (s *System) Stats() Stats {
 		received := k.received.Load()
 		out.Actors = append(out.Actors, ActorStats{
 			Kind: k.kind, Messages: received, MailboxDepth: max(k.posted.Load()-received, 0),
-			Restarts: k.restarts.Load(), Handling: k.handling.Snapshot(),
+			Restarts: k.restarts.Load(), Live: k.live.Load(), Handling: k.handling.Snapshot(),
 		})
 	}
 	for _, r := range s.env.resources {

@@ -45,6 +45,9 @@ func TestStatsCountSchedulingAndMessages(t *testing.T) {
 	if pods.Messages < 5 || pods.Handling.Count < 5 || pods.Restarts != 0 {
 		t.Errorf("pods' actors: %+v", pods)
 	}
+	if n := int64(len(children(t, s, "pods"))); pods.Live != n || n == 0 {
+		t.Errorf("pods' live actors counted %d, the manager has %d", pods.Live, n)
+	}
 	if m, _ := actorStats(s, "pods-manager"); m.Messages < 5 {
 		t.Errorf("pods' manager handled %d messages, want at least 5", m.Messages)
 	}

@@ -23,7 +23,7 @@ func (a *objectActor) testHook(ctx actor.Context, msg any) {
 		panic(fmt.Sprintf("injected panic in %s %s/%s", a.cell.key.Resource, a.cell.key.Namespace, a.cell.key.Name))
 	case *probeRequest:
 		a.begin(msg.trace)
-		ctx.Respond(&probeReply{pid: ctx.Self(), revision: a.rev, handled: a.cell.handled, restarts: a.cell.restarts})
+		ctx.Respond(&probeReply{self: a, pid: ctx.Self(), revision: a.rev, handled: a.cell.handled, restarts: a.cell.restarts})
 		a.settle(ctx)
 	}
 }

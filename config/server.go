@@ -465,7 +465,7 @@ type Logging struct {
 type NodeController struct {
 	NodeMonitorGracePeriod time.Duration `name:"node-monitor-grace-period" default:"40s" help:"How long a node may go without posting status before it is marked Unknown."`
 	NodeStartupGracePeriod time.Duration `name:"node-startup-grace-period" default:"60s" help:"How long a new node may go without ever posting status before it is marked Unknown."`
-	NodeMonitorPeriod      time.Duration `name:"node-monitor-period" default:"5s" help:"How often each node's status is looked at."`
+	NodeMonitorPeriod      time.Duration `name:"node-monitor-period" default:"5s" help:"How often a node whose pods are due for eviction is looked at again; a node is otherwise looked at when its heartbeat is late or its eviction timeout ends."`
 	PodEvictionTimeout     time.Duration `name:"pod-eviction-timeout" default:"5m" help:"How long a node may be NotReady or Unknown before its pods are deleted."`
 	DeletingPodsQPS        float64       `name:"deleting-pods-qps" default:"0.1" help:"Nodes whose pods are evicted per second."`
 	DeletingPodsBurst      int           `name:"deleting-pods-burst" default:"10" help:"Nodes whose pods may be evicted in a burst."`

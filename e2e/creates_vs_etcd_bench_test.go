@@ -144,7 +144,18 @@ func createsAgainst(b *testing.B, n, clients int, contentType string, marshal fu
 
 // saveProfile fetches a CPU profile of `seconds` from the server at base into file.
 func saveProfile(base, file string, seconds int) error {
-	resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, seconds))
+	return savePprof(base, "profile", file, seconds)
+}
+
+// savePprof saves the server's pprof profile kind (profile, allocs, heap) to file:
+// over the next seconds when seconds > 0 (for allocs and heap, the difference over
+// them), else as it stands.
+func savePprof(base, kind, file string, seconds int) error {
+	url := fmt.Sprintf("%s/debug/pprof/%s", base, kind)
+	if seconds > 0 {
+		url += fmt.Sprintf("?seconds=%d", seconds)
+	}
+	resp, err := http.Get(url)
 	if err != nil {
 		return err
 	}

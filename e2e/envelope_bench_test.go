@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -250,8 +251,26 @@ func timeGet(b *testing.B, url string) (time.Duration, int64) {
 // KUBEACTOR_ENVELOPE_PROFILE, when it is set, so that what the steady state spends
 // its CPU on can be read with `go tool pprof`. The profile covers the whole seconds
 // of the hold, so it ends a little before the hold does.
+//
+// KUBEACTOR_ENVELOPE_ALLOCS names a file for the allocations over the hold (pprof's
+// allocs, the difference over its seconds), KUBEACTOR_ENVELOPE_HEAP one for the live
+// heap at its end (after a collection).
 func profileHold(url string, hold time.Duration) <-chan error {
-	return profileServer(url, os.Getenv("KUBEACTOR_ENVELOPE_PROFILE"), int(hold.Seconds()), "the hold")
+	seconds := int(hold.Seconds())
+	cpu := profileServer(url, os.Getenv("KUBEACTOR_ENVELOPE_PROFILE"), seconds, "the hold")
+	done := make(chan error, 1)
+	go func() {
+		var errs []error
+		if path := os.Getenv("KUBEACTOR_ENVELOPE_ALLOCS"); path != "" {
+			errs = append(errs, savePprof(url, "allocs", path, seconds))
+		}
+		errs = append(errs, <-cpu)
+		if path := os.Getenv("KUBEACTOR_ENVELOPE_HEAP"); path != "" {
+			errs = append(errs, savePprof(url, "heap?gc=1", path, 0))
+		}
+		done <- errors.Join(errs...)
+	}()
+	return done
 }
 
 // profileBuild saves a CPU profile of the server over the first

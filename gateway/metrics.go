@@ -209,10 +209,10 @@ type metricsCollector struct {
 	store  *persistence.Store
 	actors func() *actors.System // the actor system running now; nil on a follower
 
-	objects, lean, apply, fsync, group    *prometheus.Desc
-	messages, handling, mailbox, restarts *prometheus.Desc
-	attempts, attemptDuration, pending    *prometheus.Desc
-	eventsDropped                         *prometheus.Desc
+	objects, lean, apply, fsync, group          *prometheus.Desc
+	messages, handling, mailbox, restarts, live *prometheus.Desc
+	attempts, attemptDuration, pending          *prometheus.Desc
+	eventsDropped                               *prometheus.Desc
 }
 
 func newMetricsCollector(store *persistence.Store, sys func() *actors.System) *metricsCollector {
@@ -229,6 +229,7 @@ func newMetricsCollector(store *persistence.Store, sys func() *actors.System) *m
 		handling: d("kubeactor_actor_handling_seconds", "Time the actors of a kind spend handling one message.", []string{"kind"}, nil),
 		mailbox:  d("kubeactor_actor_mailbox_depth", "Messages waiting in the mailboxes of the actors of a kind.", []string{"kind"}, nil),
 		restarts: d("kubeactor_actor_restarts_total", "Restarts of the actors of a kind by their supervisor.", []string{"kind"}, nil),
+		live:     d("kubeactor_actors", "Object actors of a kind alive now.", []string{"kind"}, nil),
 
 		attempts:        d("scheduler_schedule_attempts_total", "Number of attempts to schedule pods, by the result: scheduled, unschedulable or error.", []string{"result"}, nil),
 		attemptDuration: d("scheduler_scheduling_attempt_duration_seconds", "Scheduling attempt latency in seconds (the shards' bids and the merge).", nil, nil),
@@ -238,7 +239,7 @@ func newMetricsCollector(store *persistence.Store, sys func() *actors.System) *m
 }
 
 func (m *metricsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.objects, m.lean, m.apply, m.fsync, m.group, m.messages, m.handling, m.mailbox, m.restarts,
+	for _, d := range []*prometheus.Desc{m.objects, m.lean, m.apply, m.fsync, m.group, m.messages, m.handling, m.mailbox, m.restarts, m.live,
 		m.attempts, m.attemptDuration, m.pending, m.eventsDropped} {
 		ch <- d
 	}
@@ -264,6 +265,9 @@ func (m *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- constHistogram(m.handling, a.Handling, 1e9, a.Kind)
 		ch <- prometheus.MustNewConstMetric(m.mailbox, prometheus.GaugeValue, float64(a.MailboxDepth), a.Kind)
 		ch <- prometheus.MustNewConstMetric(m.restarts, prometheus.CounterValue, float64(a.Restarts), a.Kind)
+		if !strings.HasSuffix(a.Kind, "-manager") && !strings.HasPrefix(a.Kind, "scheduler") {
+			ch <- prometheus.MustNewConstMetric(m.live, prometheus.GaugeValue, float64(a.Live), a.Kind)
+		}
 	}
 	if sc := as.Scheduler; sc != nil {
 		for _, r := range []struct {

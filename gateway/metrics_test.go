@@ -139,6 +139,7 @@ func TestMetricsEndpointReadsTheStore(t *testing.T) {
 		"kubeactor_actor_handling_seconds_count{kind=\"pods-manager\"}",
 		"kubeactor_actor_mailbox_depth{kind=\"pods\"}",
 		"kubeactor_actor_restarts_total{kind=\"pods\"} 0\n",
+		"kubeactor_actors{kind=\"nodes\"}",
 		"apiserver_request_duration_seconds_bucket{resource=\"pods\",subresource=\"\",verb=\"POST\",le=\"0.005\"}",
 		"go_goroutines",
 		"process_cpu_seconds_total",

@@ -307,12 +307,19 @@ func (s *Store) publish(events []Event, rev, compact int64) {
 		s.publishClaims(ev)
 		k := ev.Item.Key
 		t := s.tree(k.Resource)
+		prev := s.latest[k]
+		if prev != nil && s.newObject != nil {
+			s.superseded = append(s.superseded, prev)
+		}
 		if ev.Type == Deleted {
-			s.owners.replace(s.latest[k], nil)
+			s.owners.replace(prev, nil)
 			delete(s.latest, k)
 			t.Delete(ev.Item)
+			if s.newObject != nil {
+				s.superseded = append(s.superseded, ev.Item) // never current
+			}
 		} else {
-			s.owners.replace(s.latest[k], ev.Item)
+			s.owners.replace(prev, ev.Item)
 			s.latest[k] = ev.Item
 			t.ReplaceOrInsert(ev.Item)
 		}

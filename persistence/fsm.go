@@ -422,6 +422,7 @@ func (s *Store) restore(rc io.Reader) error {
 	}
 	s.latest, s.trees, s.modRev, s.modFloor, s.owners = latest, trees, modRev, rev, owned
 	clear(s.clones) // clones of the replaced trees
+	s.superseded = nil
 	s.claimOwner = s.rebuildClaims(trees)
 	s.rev.Store(rev)
 	cur := s.changes.Load()

@@ -194,3 +194,36 @@ func TestReopenKeepsOldVersionsLean(t *testing.T) {
 		t.Errorf("watched after the restart:\n%s\nbefore:\n%s", strings.Join(after, "\n"), strings.Join(before, "\n"))
 	}
 }
+
+// TestShedDeleted: a deleted object's last version and its deletion are shed once
+// past the shed line, as any superseded version is, and the list of versions
+// waiting to be shed empties.
+func TestShedDeleted(t *testing.T) {
+	const window = 64
+	s := openMem(t, nil, window)
+	defer closeStore(t, s)
+	apply := func(c Command) {
+		t.Helper()
+		if _, _, err := s.Apply(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(create("ns", "gone")) // revision 1
+	apply(del("ns", "gone"))    // 2
+	apply(create("ns", "busy"))
+	for i := range window / 2 {
+		apply(update("ns", "busy", 0, fmt.Sprintf("nginx:1.%d", i)))
+	}
+	v := s.changes.Load()
+	for _, ev := range v.events {
+		if ev.Item.Revision <= 2 && !ev.Item.lean() {
+			t.Errorf("revision %d (%s) still decoded past the shed line", ev.Item.Revision, ev.Type)
+		}
+	}
+	s.mu.Lock()
+	waiting := len(s.superseded)
+	s.mu.Unlock()
+	if waiting > window/8+int(s.compactStep) {
+		t.Errorf("%d versions wait to be shed: more than the revisions since the shed line", waiting)
+	}
+}

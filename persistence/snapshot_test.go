@@ -238,3 +238,30 @@ func TestScanSnapshotsAreNotRetained(t *testing.T) {
 		t.Fatalf("SnapshotAt(2) after a list at 2: %v", err)
 	}
 }
+
+// A scan's clone kept for reuse goes at the next sweep once its resource changed:
+// it could not be reused, and it pinned the versions superseded since.
+func TestSweepDropsStaleClones(t *testing.T) {
+	s := openMem(t, nil, 0)
+	defer closeStore(t, s)
+	fill(t, s, 3)
+	scan := s.Snapshot("pods")
+	s.sweepDecoded()
+	if again := s.Snapshot("pods"); again.tree != scan.tree {
+		t.Fatal("the sweep dropped the clone of unchanged pods")
+	}
+	applyEach(t, s, create("other", "n"))
+	s.sweepDecoded()
+	s.mu.Lock()
+	_, kept := s.clones["pods"]
+	s.mu.Unlock()
+	if kept {
+		t.Fatal("the clone of pods that changed since survived the sweep")
+	}
+	if scan.Len() != 3 {
+		t.Errorf("the scan taken before reads %d pods, want 3", scan.Len())
+	}
+	if now := s.Snapshot("pods"); now.Len() != 4 {
+		t.Errorf("a scan after the sweep reads %d pods, want 4", now.Len())
+	}
+}

@@ -87,6 +87,9 @@ type Store struct {
 	// only the publishing goroutine advances it, after releasing mu (publish).
 	changes atomic.Pointer[logView]
 	shedRev int64 // the log's items up to this revision have been through shedEncodings; the publisher's
+	// superseded are the versions the publisher replaced (or deleted) that the change
+	// log may still hold decoded, for shedEncodings; the publisher's, under mu.
+	superseded []*Item
 
 	replica      *replica // nil: a store of one
 	appliedIndex uint64   // replicated: the last Raft index applied (owned by the FSM)
@@ -131,7 +134,13 @@ func Open(opts Options) (*Store, error) {
 		L0CompactionFileThreshold:   2000,
 		L0StopWritesThreshold:       64,
 		MemTableStopWritesThreshold: 4,
-		Logger:                      pebbleLogger{log},
+		// Uncompressed tables: Snappy was a third of the compactions' CPU in the
+		// envelope's steady state (its change-log entries and node heartbeats flushed
+		// and compacted again), and its decoding a part of every start's load. The
+		// JSON it saved is disk space, which the store has plenty of.
+		Levels: []pebble.LevelOptions{{Compression: pebble.NoCompression}},
+
+		Logger: pebbleLogger{log},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)

@@ -59,7 +59,7 @@ var nodes = &Resource{
 		return append(validateMeta(&n.ObjectMeta, false, nameDNSSubdomain), validateNodeSpec(&n.Spec)...)
 	}),
 	ValidateUpdate:       updateValidator(validateNodeUpdate),
-	ValidateStatusUpdate: validateStatusMeta,
+	ValidateStatusUpdate: statusKeepsMeta,
 	Fields: fieldSetter(func(n *corev1.Node) fields.Set {
 		return metaFields(&n.ObjectMeta, fields.Set{"spec.unschedulable": strconv.FormatBool(n.Spec.Unschedulable)})
 	}),

@@ -35,7 +35,7 @@ var pods = &Resource{
 	PrepareForStatusUpdate: updater(preparePodStatusUpdate),
 	Validate:               validator(validatePod),
 	ValidateUpdate:         updateValidator(validatePodUpdate),
-	ValidateStatusUpdate:   validateStatusMeta,
+	ValidateStatusUpdate:   statusKeepsMeta,
 	Fields:                 fieldSetter(podFields),
 	Columns:                podColumns,
 	RowAt:                  rower(podRow),
