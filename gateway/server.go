@@ -375,9 +375,11 @@ func (s *Server) traceAndLog(next echo.HandlerFunc) echo.HandlerFunc {
 		start := time.Now()
 		req := c.Request()
 		ctx, sp := s.startRequest(c) // tracing.go
-		id := traceID(req.Header)
+		var id string
 		if sp != nil {
 			id = sp.SpanContext().TraceID().String()
+		} else {
+			id = traceID(req.Header)
 		}
 		c.Response().Header().Set("Audit-Id", id)
 		c.SetRequest(req.WithContext(actors.WithUser(actors.WithTrace(ctx, id), admission.Anonymous)))
