@@ -100,8 +100,10 @@ type ActorStats struct {
 	Kind string
 	// Messages counts the messages handled (system messages included); MailboxDepth
 	// the messages waiting in the kind's mailboxes now; Restarts the restarts by a
-	// supervisor after a panic; Live the object actors alive now (0 for the others).
+	// supervisor after a panic; Live the actors alive now, for object actors
+	// (Objects) only.
 	Messages, MailboxDepth, Restarts, Live int64
+	Objects                                bool
 	// Handling is the time spent handling a message, in nanoseconds (user messages).
 	Handling persistence.HistogramSnapshot
 }
@@ -130,20 +132,20 @@ type Stats struct {
 func (s *System) Stats() Stats {
 	st := s.env.stats
 	var out Stats
-	add := func(k *kindStats) {
+	add := func(k *kindStats, objects bool) {
 		received := k.received.Load()
 		out.Actors = append(out.Actors, ActorStats{
 			Kind: k.kind, Messages: received, MailboxDepth: max(k.posted.Load()-received, 0),
-			Restarts: k.restarts.Load(), Live: k.live.Load(), Handling: k.handling.Snapshot(),
+			Restarts: k.restarts.Load(), Live: k.live.Load(), Objects: objects, Handling: k.handling.Snapshot(),
 		})
 	}
 	for _, r := range s.env.resources {
-		add(st.objects[r])
-		add(st.managers[r])
+		add(st.objects[r], true)
+		add(st.managers[r], false)
 	}
 	if s.env.sched != nil {
-		add(st.scheduler)
-		add(st.shards)
+		add(st.scheduler, false)
+		add(st.shards, false)
 	}
 	slices.SortFunc(out.Actors, func(a, b ActorStats) int {
 		switch {

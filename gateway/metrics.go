@@ -265,7 +265,7 @@ func (m *metricsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- constHistogram(m.handling, a.Handling, 1e9, a.Kind)
 		ch <- prometheus.MustNewConstMetric(m.mailbox, prometheus.GaugeValue, float64(a.MailboxDepth), a.Kind)
 		ch <- prometheus.MustNewConstMetric(m.restarts, prometheus.CounterValue, float64(a.Restarts), a.Kind)
-		if !strings.HasSuffix(a.Kind, "-manager") && !strings.HasPrefix(a.Kind, "scheduler") {
+		if a.Objects {
 			ch <- prometheus.MustNewConstMetric(m.live, prometheus.GaugeValue, float64(a.Live), a.Kind)
 		}
 	}

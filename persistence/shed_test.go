@@ -113,12 +113,7 @@ func TestShedLateSupersede(t *testing.T) {
 	const window = 64
 	s := openMem(t, nil, window)
 	defer closeStore(t, s)
-	apply := func(c Command) {
-		t.Helper()
-		if _, _, err := s.Apply(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	apply := func(c Command) { applyEach(t, s, c) }
 	apply(create("ns", "late")) // revision 1
 	apply(create("ns", "busy"))
 	for i := range window / 2 { // the line passes it while it is current
@@ -202,12 +197,7 @@ func TestShedDeleted(t *testing.T) {
 	const window = 64
 	s := openMem(t, nil, window)
 	defer closeStore(t, s)
-	apply := func(c Command) {
-		t.Helper()
-		if _, _, err := s.Apply(ctx, c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	apply := func(c Command) { applyEach(t, s, c) }
 	apply(create("ns", "gone")) // revision 1
 	apply(del("ns", "gone"))    // 2
 	apply(create("ns", "busy"))
